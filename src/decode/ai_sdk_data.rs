@@ -1,0 +1,29 @@
+//! Vercel AI SDK data stream v1 (AI SDK 4): lines of `TYPE:JSON`.
+
+use super::{finish_str, output_str, parse_json, OutputKind, Sink, Usage};
+
+pub(super) fn decode(line: &[u8], sink: &mut impl Sink) {
+    let Some(colon) = line.iter().position(|&b| b == b':') else { return sink.malformed() };
+    let (code, json) = (&line[..colon], &line[colon + 1..]);
+    let Some(value) = parse_json(json, sink) else { return };
+    match code {
+        b"0" => {
+            output_str(Some(value), OutputKind::Answer, sink);
+        }
+        b"g" => {
+            output_str(Some(value), OutputKind::Reasoning, sink);
+        }
+        b"c" => {
+            output_str(value.get("argsTextDelta"), OutputKind::Tool, sink);
+        }
+        b"3" => sink.error_event(),
+        b"d" => {
+            if let Some(tokens) = value.path(&["usage", "completionTokens"]).and_then(|v| v.as_u64()) {
+                sink.usage(Usage { output: Some(tokens), reasoning: None });
+            }
+            finish_str(value.get("finishReason"), sink);
+            sink.terminal();
+        }
+        _ => {}
+    }
+}

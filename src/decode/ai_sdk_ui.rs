@@ -1,0 +1,27 @@
+//! Vercel AI SDK UI message stream v1 (AI SDK 5+): SSE events whose JSON `type` names the part.
+
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink};
+
+pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+    if data == b"[DONE]" {
+        return sink.terminal();
+    }
+    let Some(part) = parse_json(data, sink) else { return };
+    let Some(kind) = part.get("type").and_then(|t| t.as_str()) else { return };
+    if kind.eq_str("text-delta") {
+        output_str(part.get("delta"), OutputKind::Answer, sink);
+    } else if kind.eq_str("reasoning-delta") {
+        output_str(part.get("delta"), OutputKind::Reasoning, sink);
+    } else if kind.eq_str("tool-input-delta") {
+        output_str(part.get("inputTextDelta"), OutputKind::Tool, sink);
+    } else if kind.eq_str("error") {
+        sink.error_event();
+    } else {
+        // The protocol has no model or usage parts: apps may put them in `messageMetadata`.
+        model_str(part.path(&["messageMetadata", "model"]), sink);
+        if kind.eq_str("finish") {
+            finish_str(part.get("finishReason"), sink);
+            sink.terminal();
+        }
+    }
+}

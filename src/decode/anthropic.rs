@@ -1,0 +1,40 @@
+//! Anthropic Messages events (`message_start`, `content_block_delta`, `message_delta`, ...).
+
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Usage};
+
+pub(super) fn decode(event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+    if event_type == b"error" {
+        sink.error_event();
+    }
+    let Some(event) = parse_json(data, sink) else { return };
+    let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
+    if kind.eq_str("content_block_delta") {
+        let Some(delta) = event.get("delta") else { return };
+        let Some(delta_type) = delta.get("type").and_then(|t| t.as_str()) else { return };
+        if delta_type.eq_str("text_delta") {
+            output_str(delta.get("text"), OutputKind::Answer, sink);
+        } else if delta_type.eq_str("thinking_delta") {
+            output_str(delta.get("thinking"), OutputKind::Reasoning, sink);
+        } else if delta_type.eq_str("input_json_delta") {
+            output_str(delta.get("partial_json"), OutputKind::Tool, sink);
+        }
+    } else if kind.eq_str("message_start") {
+        let message = event.get("message");
+        model_str(message.and_then(|m| m.get("model")), sink);
+        output_tokens(message.and_then(|m| m.get("usage")), sink);
+    } else if kind.eq_str("message_delta") {
+        finish_str(event.path(&["delta", "stop_reason"]), sink);
+        output_tokens(event.get("usage"), sink);
+    } else if kind.eq_str("message_stop") {
+        sink.terminal();
+    } else if kind.eq_str("error") && event_type != b"error" {
+        sink.error_event();
+    }
+}
+
+/// Anthropic's `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
+fn output_tokens(usage: Option<super::Value>, sink: &mut impl Sink) {
+    if let Some(output) = usage.and_then(|u| u.get("output_tokens")).and_then(|v| v.as_u64()) {
+        sink.usage(Usage { output: Some(output), reasoning: None });
+    }
+}

@@ -1,0 +1,167 @@
+//! Format auto-detection: from the response headers, else from the first bytes, else from the first
+//! events. Each step looks at O(1) bytes.
+
+use super::Format;
+use crate::json::Value;
+
+/// What is known about a stream's format so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guess {
+    /// The format is known.
+    Known(Format),
+    /// Server-sent events; the first events will tell which provider.
+    Sse,
+    /// Newline-delimited lines; the first line will tell which provider.
+    Lines,
+}
+
+/// The longest prefix [`from_first_bytes`] needs to decide.
+pub const SNIFF_BYTES: usize = 8;
+
+/// Guesses from the response: the AI SDK stream headers, then the content type. `None` when they say
+/// nothing useful (the bytes will have to tell).
+pub fn from_response(content_type: &str, ui_stream_header: bool, data_stream_header: bool) -> Option<Guess> {
+    if ui_stream_header {
+        return Some(Guess::Known(Format::AiSdkUi));
+    }
+    if data_stream_header {
+        return Some(Guess::Known(Format::AiSdkData));
+    }
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let is = |name: &str| essence.eq_ignore_ascii_case(name);
+    if is("text/event-stream") {
+        Some(Guess::Sse)
+    } else if is("application/x-ndjson") || is("application/jsonl") || is("application/json-seq") {
+        Some(Guess::Lines)
+    } else if is("text/plain") {
+        Some(Guess::Known(Format::Text))
+    } else {
+        None
+    }
+}
+
+/// Guesses from the first bytes of a body whose headers said nothing. `None` while `start` is too
+/// short to tell (a prefix of `event:`, say); with [`SNIFF_BYTES`] or more it always answers.
+pub fn from_first_bytes(start: &[u8]) -> Option<Guess> {
+    let body = start.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(start);
+    let trimmed = match body.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => &body[i..],
+        None => return (start.len() >= SNIFF_BYTES).then_some(Guess::Known(Format::Text)),
+    };
+    if trimmed.first() == Some(&b':') {
+        return Some(Guess::Sse);
+    }
+    for field in [&b"data:"[..], b"event:", b"id:", b"retry:"] {
+        if trimmed.starts_with(field) {
+            return Some(Guess::Sse);
+        }
+        if field.starts_with(trimmed) && start.len() < SNIFF_BYTES {
+            return None;
+        }
+    }
+    match trimmed {
+        [b'{', ..] => Some(Guess::Lines),
+        [code, b':', ..] if code.is_ascii_alphanumeric() => Some(Guess::Known(Format::AiSdkData)),
+        [code] if code.is_ascii_alphanumeric() && start.len() < SNIFF_BYTES => None,
+        _ => Some(Guess::Known(Format::Text)),
+    }
+}
+
+/// Which provider sent this SSE event; `None` when the event does not tell (pings, `[DONE]`).
+pub fn from_sse_event(event_type: &[u8], data: &[u8]) -> Option<Format> {
+    if event_type.starts_with(b"response.") {
+        return Some(Format::OpenAiResponses);
+    }
+    if ANTHROPIC_EVENTS.contains(&event_type) {
+        return Some(Format::Anthropic);
+    }
+    let event = Value::parse(data)?;
+    if let Some(kind) = event.get("type").and_then(|t| t.as_str()) {
+        if kind.escaped().starts_with(b"response.") {
+            return Some(Format::OpenAiResponses);
+        }
+        if ANTHROPIC_EVENTS.contains(&kind.escaped()) {
+            return Some(Format::Anthropic);
+        }
+        if AI_SDK_UI_PARTS.contains(&kind.escaped()) {
+            return Some(Format::AiSdkUi);
+        }
+    }
+    if event.get("choices").is_some() {
+        Some(Format::OpenAi)
+    } else if event.get("candidates").is_some() || event.get("usageMetadata").is_some() {
+        Some(Format::Gemini)
+    } else if event.get("token").is_some() {
+        Some(Format::Tgi)
+    } else {
+        None
+    }
+}
+
+/// Which provider sent this line: AI SDK data stream parts are `CODE:JSON`, anything else is NDJSON.
+pub fn from_line(line: &[u8]) -> Format {
+    match line {
+        [code, b':', ..] if code.is_ascii_alphanumeric() => Format::AiSdkData,
+        _ => Format::Ollama,
+    }
+}
+
+const ANTHROPIC_EVENTS: [&[u8]; 7] = [
+    b"message_start",
+    b"content_block_start",
+    b"content_block_delta",
+    b"content_block_stop",
+    b"message_delta",
+    b"message_stop",
+    b"ping",
+];
+
+const AI_SDK_UI_PARTS: [&[u8]; 10] = [
+    b"start",
+    b"start-step",
+    b"text-start",
+    b"text-delta",
+    b"reasoning-start",
+    b"reasoning-delta",
+    b"tool-input-start",
+    b"tool-input-delta",
+    b"finish-step",
+    b"finish",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_headers() {
+        assert_eq!(from_response("text/event-stream; charset=utf-8", false, false), Some(Guess::Sse));
+        assert_eq!(from_response("text/event-stream", true, false), Some(Guess::Known(Format::AiSdkUi)));
+        assert_eq!(from_response("text/plain", false, true), Some(Guess::Known(Format::AiSdkData)));
+        assert_eq!(from_response("Application/X-NDJSON", false, false), Some(Guess::Lines));
+        assert_eq!(from_response("application/octet-stream", false, false), None);
+    }
+
+    #[test]
+    fn first_bytes_wait_for_enough_to_decide() {
+        assert_eq!(from_first_bytes(b"ev"), None);
+        assert_eq!(from_first_bytes(b"event: x"), Some(Guess::Sse));
+        assert_eq!(from_first_bytes(b"\xEF\xBB\xBFdata:{}"), Some(Guess::Sse));
+        assert_eq!(from_first_bytes(b"{\"model\""), Some(Guess::Lines));
+        assert_eq!(from_first_bytes(b"0:\"hi\""), Some(Guess::Known(Format::AiSdkData)));
+        assert_eq!(from_first_bytes(b"Hello there"), Some(Guess::Known(Format::Text)));
+        assert_eq!(from_first_bytes(b"evening!"), Some(Guess::Known(Format::Text)));
+    }
+
+    #[test]
+    fn sse_events() {
+        assert_eq!(from_sse_event(b"", br#"{"object":"chat.completion.chunk","choices":[]}"#), Some(Format::OpenAi));
+        assert_eq!(from_sse_event(b"ping", b"{}"), Some(Format::Anthropic));
+        assert_eq!(from_sse_event(b"", br#"{"type":"message_start","message":{}}"#), Some(Format::Anthropic));
+        assert_eq!(from_sse_event(b"", br#"{"type":"response.created"}"#), Some(Format::OpenAiResponses));
+        assert_eq!(from_sse_event(b"", br#"{"type":"start","messageId":"m"}"#), Some(Format::AiSdkUi));
+        assert_eq!(from_sse_event(b"", br#"{"candidates":[]}"#), Some(Format::Gemini));
+        assert_eq!(from_sse_event(b"", br#"{"token":{"text":"a"}}"#), Some(Format::Tgi));
+        assert_eq!(from_sse_event(b"", b"[DONE]"), None);
+    }
+}

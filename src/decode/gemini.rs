@@ -1,0 +1,33 @@
+//! Google Gemini `GenerateContentResponse` events: every event is a whole response with new parts.
+
+use super::{finish_str, model_str, parse_json, OutputKind, Sink, Text, Usage};
+
+pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+    let Some(response) = parse_json(data, sink) else { return };
+    if response.get("error").is_some() {
+        sink.error_event();
+    }
+    model_str(response.get("modelVersion"), sink);
+    let candidate = response.get("candidates").and_then(|c| c.first());
+    let parts = candidate.and_then(|c| c.path(&["content", "parts"]));
+    for part in parts.into_iter().flat_map(|p| p.items()) {
+        if let Some(text) = part.get("text").and_then(|t| t.as_str()).filter(|t| !t.is_empty()) {
+            let thought = part.get("thought").and_then(|t| t.as_bool()) == Some(true);
+            sink.output(if thought { OutputKind::Reasoning } else { OutputKind::Answer }, Text::Json(text));
+        } else if let Some(call) = part.get("functionCall") {
+            sink.output(OutputKind::Tool, Text::Raw(call.raw()));
+        }
+    }
+    if let Some(meta) = response.get("usageMetadata") {
+        let count = |key| meta.get(key).and_then(|v| v.as_u64());
+        let (candidates, thoughts) = (count("candidatesTokenCount"), count("thoughtsTokenCount"));
+        if candidates.is_some() || thoughts.is_some() {
+            // Gemini counts thoughts apart from candidates; the meter's `output` includes them.
+            let output = candidates.unwrap_or(0).saturating_add(thoughts.unwrap_or(0));
+            sink.usage(Usage { output: Some(output), reasoning: Some(thoughts.unwrap_or(0)) });
+        }
+    }
+    if finish_str(candidate.and_then(|c| c.get("finishReason")), sink) {
+        sink.terminal();
+    }
+}

@@ -1,0 +1,204 @@
+//! Decoders: from one framed event (an SSE event or a line) of a provider's stream to what the meter
+//! counts: output text by kind, the model, token usage, the finish reason, the end of the stream.
+//!
+//! Decoders keep no text: they hand each delta to a [`Sink`] as a lazily unescaped [`Text`], so memory
+//! stays constant whatever the stream's length. Unknown fields and event types are ignored; a payload
+//! that is not valid JSON is reported with [`Sink::malformed`] and skipped.
+
+mod ai_sdk_data;
+mod ai_sdk_ui;
+mod anthropic;
+pub mod detect;
+mod gemini;
+mod ollama;
+mod openai_chat;
+mod openai_responses;
+mod tgi;
+
+use crate::json::{Str, Value};
+
+/// The stream formats the meter understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// OpenAI Chat Completions and compatible servers (vLLM, DeepSeek, TGI's `/v1`, Ollama's `/v1`).
+    OpenAi,
+    /// OpenAI Responses API.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `streamGenerateContent?alt=sse`.
+    Gemini,
+    /// Ollama `/api/chat` and `/api/generate` (NDJSON).
+    Ollama,
+    /// Vercel AI SDK UI message stream v1 (AI SDK 5+).
+    AiSdkUi,
+    /// Vercel AI SDK data stream v1 (AI SDK 4, `TYPE:JSON` lines).
+    AiSdkData,
+    /// Hugging Face TGI `generate_stream`.
+    Tgi,
+    /// A plain text body: every chunk is answer text.
+    Text,
+}
+
+/// How a format's bytes are cut into events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    Sse,
+    Lines,
+    Raw,
+}
+
+impl Format {
+    /// Every format, in the order of their codes.
+    pub const ALL: [Format; 9] = [
+        Format::OpenAi,
+        Format::OpenAiResponses,
+        Format::Anthropic,
+        Format::Gemini,
+        Format::Ollama,
+        Format::AiSdkUi,
+        Format::AiSdkData,
+        Format::Tgi,
+        Format::Text,
+    ];
+
+    /// The name used in reports and in the `format` option.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+            Format::OpenAiResponses => "openai-responses",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::Ollama => "ollama",
+            Format::AiSdkUi => "ai-sdk-ui",
+            Format::AiSdkData => "ai-sdk-data",
+            Format::Tgi => "tgi",
+            Format::Text => "text",
+        }
+    }
+
+    /// The format with this name, if any.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// How this format is framed on the wire.
+    pub fn framing(self) -> Framing {
+        match self {
+            Format::Ollama | Format::AiSdkData => Framing::Lines,
+            Format::Text => Framing::Raw,
+            _ => Framing::Sse,
+        }
+    }
+}
+
+/// What kind of generated text an output event carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// Answer text (also refusals).
+    Answer,
+    /// Streamed reasoning or thinking text.
+    Reasoning,
+    /// Tool-call arguments.
+    Tool,
+}
+
+impl OutputKind {
+    pub const ALL: [OutputKind; 3] = [OutputKind::Answer, OutputKind::Reasoning, OutputKind::Tool];
+
+    /// Position in per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A piece of generated text, not yet decoded.
+#[derive(Clone, Copy, Debug)]
+pub enum Text<'a> {
+    /// The contents of a JSON string.
+    Json(Str<'a>),
+    /// Raw UTF-8 bytes (plain text bodies, or a JSON value counted as tool arguments); may end mid-character.
+    Raw(&'a [u8]),
+}
+
+/// Token counts a stream reports about itself, normalised: `output` includes reasoning tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub output: Option<u64>,
+    pub reasoning: Option<u64>,
+}
+
+/// Receives what decoders find.
+pub trait Sink {
+    /// A non-empty text delta.
+    fn output(&mut self, kind: OutputKind, text: Text<'_>);
+    /// The model name the stream states.
+    fn model(&mut self, name: Str<'_>);
+    /// Usage counts; later calls replace earlier ones (providers send cumulative counts).
+    fn usage(&mut self, usage: Usage);
+    /// Why generation stopped, in the provider's words.
+    fn finish_reason(&mut self, reason: Str<'_>);
+    /// The stream said it is complete.
+    fn terminal(&mut self);
+    /// The stream carried an error event.
+    fn error_event(&mut self);
+    /// A payload was not valid JSON.
+    fn malformed(&mut self);
+}
+
+/// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines).
+pub fn decode(format: Format, event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+    match format {
+        Format::OpenAi => openai_chat::decode(data, sink),
+        Format::OpenAiResponses => openai_responses::decode(data, sink),
+        Format::Anthropic => anthropic::decode(event_type, data, sink),
+        Format::Gemini => gemini::decode(data, sink),
+        Format::Ollama => ollama::decode(data, sink),
+        Format::AiSdkUi => ai_sdk_ui::decode(data, sink),
+        Format::AiSdkData => ai_sdk_data::decode(data, sink),
+        Format::Tgi => tgi::decode(data, sink),
+        Format::Text => {
+            if !data.is_empty() {
+                sink.output(OutputKind::Answer, Text::Raw(data));
+            }
+        }
+    }
+}
+
+/// Parses a JSON payload, reporting it to the sink when malformed.
+fn parse_json<'a>(data: &'a [u8], sink: &mut impl Sink) -> Option<Value<'a>> {
+    let value = Value::parse(data);
+    if value.is_none() {
+        sink.malformed();
+    }
+    value
+}
+
+/// Sends `value` as output of `kind` when it is a non-empty string.
+fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> bool {
+    match value.and_then(Value::as_str) {
+        Some(text) if !text.is_empty() => {
+            sink.output(kind, Text::Json(text));
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Sends the model name when `value` is a non-empty string.
+fn model_str(value: Option<Value>, sink: &mut impl Sink) {
+    if let Some(name) = value.and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        sink.model(name);
+    }
+}
+
+/// Sends the finish reason when `value` is a non-empty string.
+fn finish_str(value: Option<Value>, sink: &mut impl Sink) -> bool {
+    match value.and_then(Value::as_str) {
+        Some(reason) if !reason.is_empty() => {
+            sink.finish_reason(reason);
+            true
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,29 @@
+//! Ollama native `/api/chat` and `/api/generate` lines (NDJSON).
+
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Text, Usage};
+
+pub(super) fn decode(line: &[u8], sink: &mut impl Sink) {
+    let Some(chunk) = parse_json(line, sink) else { return };
+    if chunk.get("error").is_some() {
+        sink.error_event();
+    }
+    model_str(chunk.get("model"), sink);
+    let message = chunk.get("message");
+    if !output_str(message.and_then(|m| m.get("content")), OutputKind::Answer, sink) {
+        output_str(chunk.get("response"), OutputKind::Answer, sink);
+    }
+    if !output_str(message.and_then(|m| m.get("thinking")), OutputKind::Reasoning, sink) {
+        output_str(chunk.get("thinking"), OutputKind::Reasoning, sink);
+    }
+    // Tool calls arrive whole, not in fragments: count the JSON as one tool output event.
+    if let Some(calls) = message.and_then(|m| m.get("tool_calls")).filter(|c| c.items().next().is_some()) {
+        sink.output(OutputKind::Tool, Text::Raw(calls.raw()));
+    }
+    if chunk.get("done").and_then(|d| d.as_bool()) == Some(true) {
+        if let Some(output) = chunk.get("eval_count").and_then(|v| v.as_u64()) {
+            sink.usage(Usage { output: Some(output), reasoning: None });
+        }
+        finish_str(chunk.get("done_reason"), sink);
+        sink.terminal();
+    }
+}

@@ -1,0 +1,39 @@
+//! OpenAI Responses API events (`response.*`, each named in its `type`).
+
+use super::{model_str, output_str, parse_json, OutputKind, Sink, Usage};
+
+pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+    if data == b"[DONE]" {
+        return sink.terminal();
+    }
+    let Some(event) = parse_json(data, sink) else { return };
+    let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
+    let delta = || event.get("delta");
+    if kind.eq_str("response.output_text.delta") || kind.eq_str("response.refusal.delta") {
+        output_str(delta(), OutputKind::Answer, sink);
+    } else if kind.eq_str("response.reasoning_summary_text.delta") || kind.eq_str("response.reasoning_text.delta") {
+        output_str(delta(), OutputKind::Reasoning, sink);
+    } else if kind.eq_str("response.function_call_arguments.delta") {
+        output_str(delta(), OutputKind::Tool, sink);
+    } else if kind.eq_str("error") {
+        sink.error_event();
+    } else if let Some(response) = event.get("response") {
+        model_str(response.get("model"), sink);
+        let failed = kind.eq_str("response.failed");
+        if failed || kind.eq_str("response.completed") || kind.eq_str("response.incomplete") {
+            if let Some(usage) = response.get("usage").filter(|u| !u.is_null()) {
+                sink.usage(Usage {
+                    output: usage.get("output_tokens").and_then(|v| v.as_u64()),
+                    reasoning: usage.path(&["output_tokens_details", "reasoning_tokens"]).and_then(|v| v.as_u64()),
+                });
+            }
+            if let Some(status) = response.get("status").and_then(|s| s.as_str()) {
+                sink.finish_reason(status);
+            }
+            if failed {
+                sink.error_event();
+            }
+            sink.terminal();
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Hugging Face TGI `generate_stream`: one event per generated token.
+
+use super::{finish_str, output_str, parse_json, OutputKind, Sink, Usage};
+
+pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+    let Some(event) = parse_json(data, sink) else { return };
+    if event.get("error").is_some() {
+        return sink.error_event();
+    }
+    // Special tokens (end of sequence and the like) are not shown to the user.
+    let token = event.get("token");
+    if token.and_then(|t| t.get("special")).and_then(|s| s.as_bool()) != Some(true) {
+        output_str(token.and_then(|t| t.get("text")), OutputKind::Answer, sink);
+    }
+    if let Some(details) = event.get("details").filter(|d| !d.is_null()) {
+        if let Some(tokens) = details.get("generated_tokens").and_then(|v| v.as_u64()) {
+            sink.usage(Usage { output: Some(tokens), reasoning: None });
+        }
+        finish_str(details.get("finish_reason"), sink);
+    }
+    if event.get("generated_text").is_some_and(|t| !t.is_null()) {
+        sink.terminal();
+    }
+}

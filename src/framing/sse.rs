@@ -1,0 +1,287 @@
+//! An incremental server-sent events parser that follows the WHATWG rules byte by byte.
+//!
+//! One leading UTF-8 BOM is stripped; lines end with CR, LF or CRLF (a CRLF split across chunks is one
+//! line end); `:` lines are comments; a field without a colon has an empty value; one space after the
+//! colon is removed; `data` lines are joined with `\n`; an `id` containing NUL is ignored; `retry` is
+//! taken only when it is all digits; an event with an empty data buffer is not dispatched. Unlike the
+//! spec (which discards it), a final event without the closing blank line is dispatched by
+//! [`SseParser::finish`], because LLM servers often omit that line.
+//!
+//! Bytes are never decoded here: fields are byte slices, so a UTF-8 character split across chunks is
+//! rejoined for free. Cost is O(n) in the bytes pushed; complete lines inside one chunk are not copied.
+
+use super::{CappedBuf, DEFAULT_CAP};
+
+const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+
+/// One dispatched event. An empty `event_type` means the default type, `message`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    pub event_type: &'a [u8],
+    pub data: &'a [u8],
+}
+
+/// Incremental SSE parser. Memory is bounded by about three times its cap.
+#[derive(Clone, Debug)]
+pub struct SseParser {
+    line: CappedBuf,
+    fields: EventFields,
+    after_cr: bool,
+    bom_matched: usize,
+    bom_checked: bool,
+}
+
+/// The buffers of the event being built, kept apart from the line buffer so both can be borrowed.
+#[derive(Clone, Debug)]
+struct EventFields {
+    data: CappedBuf,
+    event_type: CappedBuf,
+    last_event_id: CappedBuf,
+    retry_ms: Option<u64>,
+    oversize_dropped: u32,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_cap(DEFAULT_CAP)
+    }
+}
+
+impl SseParser {
+    /// A parser that drops any line or event larger than `cap` bytes.
+    pub fn with_cap(cap: usize) -> Self {
+        SseParser {
+            line: CappedBuf::new(cap),
+            fields: EventFields {
+                data: CappedBuf::new(cap),
+                event_type: CappedBuf::new(cap),
+                last_event_id: CappedBuf::new(cap),
+                retry_ms: None,
+                oversize_dropped: 0,
+            },
+            after_cr: false,
+            bom_matched: 0,
+            bom_checked: false,
+        }
+    }
+
+    /// Feeds the next chunk, calling `on_event` for every event it completes. O(chunk length).
+    pub fn push(&mut self, chunk: &[u8], on_event: &mut impl FnMut(SseEvent)) {
+        let mut chunk = chunk;
+        if !self.bom_checked {
+            while self.bom_matched < BOM.len() {
+                match chunk.split_first() {
+                    None => return,
+                    Some((&b, rest)) if b == BOM[self.bom_matched] => {
+                        self.bom_matched += 1;
+                        chunk = rest;
+                    }
+                    Some(_) => break,
+                }
+            }
+            self.bom_checked = true;
+            if self.bom_matched < BOM.len() {
+                // Not a BOM after all: the bytes taken for one are content.
+                self.push_lines(&BOM[..self.bom_matched], on_event);
+            }
+        }
+        self.push_lines(chunk, on_event);
+    }
+
+    fn push_lines(&mut self, chunk: &[u8], on_event: &mut impl FnMut(SseEvent)) {
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some((b'\n', tail)) = rest.split_first() {
+                rest = tail;
+            }
+        }
+        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            let (line, tail) = rest.split_at(end);
+            if self.line.is_empty() {
+                self.fields.line(line, on_event);
+            } else {
+                self.line.extend(line);
+                if self.line.overflowed() {
+                    self.fields.drop_event();
+                } else {
+                    self.fields.line(self.line.as_slice(), on_event);
+                }
+                self.line.clear();
+            }
+            rest = match tail {
+                [b'\r', b'\n', after @ ..] => after,
+                [b'\r'] => {
+                    self.after_cr = true;
+                    &[]
+                }
+                [_, after @ ..] => after,
+                [] => &[],
+            };
+        }
+        self.line.extend(rest);
+    }
+
+    /// Ends the stream: a last line without a line end is taken, and an event still open (no closing
+    /// blank line) is dispatched. Returns whether such an unterminated event was dispatched.
+    pub fn finish(&mut self, on_event: &mut impl FnMut(SseEvent)) -> bool {
+        if !self.bom_checked && self.bom_matched > 0 {
+            self.bom_checked = true;
+            self.push_lines(&BOM[..self.bom_matched], on_event);
+        }
+        if self.line.overflowed() {
+            self.fields.drop_event();
+        } else if !self.line.is_empty() {
+            self.fields.line(self.line.as_slice(), on_event);
+        }
+        self.line.clear();
+        let mut dispatched = false;
+        self.fields.dispatch(&mut |event| {
+            dispatched = true;
+            on_event(event);
+        });
+        dispatched
+    }
+
+    /// How many events were dropped for being larger than the cap.
+    pub fn oversize_dropped(&self) -> u32 {
+        self.fields.oversize_dropped
+    }
+
+    /// The last event ID string (what `lastEventId` would be).
+    pub fn last_event_id(&self) -> &[u8] {
+        self.fields.last_event_id.as_slice()
+    }
+
+    /// The reconnection time the stream asked for, if any.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.fields.retry_ms
+    }
+}
+
+impl EventFields {
+    /// Interprets one complete line (without its line end).
+    fn line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
+        if line.is_empty() {
+            return self.dispatch(on_event);
+        }
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(0) => return, // comment
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match name {
+            b"data" => {
+                self.data.extend(value);
+                self.data.extend(b"\n");
+            }
+            b"event" => {
+                self.event_type.clear();
+                self.event_type.extend(value);
+            }
+            b"id" if !value.contains(&0) => {
+                self.last_event_id.clear();
+                self.last_event_id.extend(value);
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| ms.saturating_mul(10).saturating_add(u64::from(d - b'0'))));
+            }
+            _ => {}
+        }
+    }
+
+    /// Marks the event being built as too large: it will be counted and dropped at dispatch.
+    fn drop_event(&mut self) {
+        self.data.mark_overflowed();
+    }
+
+    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
+        if self.data.overflowed() || self.event_type.overflowed() {
+            self.oversize_dropped = self.oversize_dropped.saturating_add(1);
+        } else if let Some(data) = self.data.as_slice().strip_suffix(b"\n") {
+            on_event(SseEvent { event_type: self.event_type.as_slice(), data });
+        }
+        self.data.clear();
+        self.event_type.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(chunks: &[&[u8]]) -> (Vec<(String, String)>, bool) {
+        let mut parser = SseParser::default();
+        let mut events = Vec::new();
+        let mut collect = |e: SseEvent| {
+            events.push((String::from_utf8_lossy(e.event_type).into_owned(), String::from_utf8_lossy(e.data).into_owned()))
+        };
+        for chunk in chunks {
+            parser.push(chunk, &mut collect);
+        }
+        let unterminated = parser.finish(&mut collect);
+        (events, unterminated)
+    }
+
+    fn ev(t: &str, d: &str) -> (String, String) {
+        (t.into(), d.into())
+    }
+
+    #[test]
+    fn whatwg_field_rules() {
+        let (events, _) = parse(&[b"data\n\ndata:\ndata\n\n:comment\ndata: a\ndata:  b\nevent: x\nfoo: bar\n\n"]);
+        assert_eq!(events, vec![ev("", ""), ev("", "\n"), ev("x", "a\n b")]);
+    }
+
+    #[test]
+    fn empty_data_buffer_dispatches_nothing() {
+        let (events, _) = parse(&[b"event: ping\n\n\n\nid: 1\n\n"]);
+        assert!(events.is_empty());
+    }
+
+    #[test]
+    fn line_ends_cr_lf_crlf_and_split_crlf() {
+        let (events, _) = parse(&[b"data: a\r", b"\ndata: b\r\r", b"data: c\n\r\n"]);
+        assert_eq!(events, vec![ev("", "a\nb"), ev("", "c")]);
+        // "\r\r\n\n" is three line ends.
+        let (events, _) = parse(&[b"data: x\r\r\n\n"]);
+        assert_eq!(events, vec![ev("", "x")]);
+    }
+
+    #[test]
+    fn bom_is_stripped_once_even_when_split() {
+        let (events, _) = parse(&[b"\xEF", b"\xBB", b"\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\n"]);
+        assert_eq!(events, vec![ev("", "a")]);
+        assert_eq!(parse(&[b"\xEF\xBBdata"]).0.len(), 0);
+    }
+
+    #[test]
+    fn id_with_nul_is_ignored_and_retry_needs_digits() {
+        let mut parser = SseParser::default();
+        let mut sink = |_: SseEvent| {};
+        parser.push(b"id: 7\nretry: 3000\n\nid: 8\0\nretry: 1s\n\n", &mut sink);
+        assert_eq!(parser.last_event_id(), b"7");
+        assert_eq!(parser.retry_ms(), Some(3000));
+    }
+
+    #[test]
+    fn unterminated_last_event_is_flushed_and_reported() {
+        assert_eq!(parse(&[b"data: a\n\ndata: b"]), (vec![ev("", "a"), ev("", "b")], true));
+        assert_eq!(parse(&[b"data: a\n\n"]), (vec![ev("", "a")], false));
+    }
+
+    #[test]
+    fn oversize_events_are_dropped_and_counted() {
+        let mut parser = SseParser::with_cap(16);
+        let mut events = Vec::new();
+        let mut collect = |e: SseEvent| events.push(e.data.to_vec());
+        parser.push(b"data: 0123456789abcdefXYZ\n\ndata: ok\n\n", &mut collect);
+        parser.push(b"data: 0123456789", &mut collect);
+        parser.push(b"abcdefXYZ\ndata: more\n\ndata: a\ndata: b\ndata: cdefghijklmn\n\n", &mut collect);
+        assert_eq!(events, vec![b"ok".to_vec()]);
+        assert_eq!(parser.oversize_dropped(), 3);
+    }
+}

@@ -1,0 +1,454 @@
+//! Zero-allocation JSON reading: check a document once, then look values up in its raw bytes.
+//!
+//! Decoders only need a handful of fields from each event, so instead of building a tree this module
+//! validates the bytes iteratively (a nesting bomb costs a counter, not stack) and then finds fields by
+//! scanning. Every function is total: any input gives an answer, none panics.
+
+use crate::utf8;
+
+/// Deepest nesting accepted; deeper documents are treated as malformed.
+pub const MAX_DEPTH: u32 = 64;
+
+/// A well-formed JSON value as a slice of the document it came from.
+#[derive(Clone, Copy, Debug)]
+pub struct Value<'a> {
+    raw: &'a [u8],
+}
+
+/// The contents of a JSON string, still escaped: [`Str::chars`] decodes them lazily.
+#[derive(Clone, Copy, Debug)]
+pub struct Str<'a> {
+    escaped: &'a [u8],
+}
+
+impl<'a> Value<'a> {
+    /// Parses `bytes` as one JSON document (surrounding whitespace allowed).
+    ///
+    /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1) memory.
+    pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
+        let start = skip_ws(bytes, 0);
+        let end = validate_value(bytes, start)?;
+        if skip_ws(bytes, end) != bytes.len() {
+            return None;
+        }
+        Some(Value { raw: bytes.get(start..end)? })
+    }
+
+    /// The value's bytes exactly as they appear in the document.
+    pub fn raw(self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The member `key` of an object; `None` if this is not an object or has no such member.
+    ///
+    /// Keys are compared after unescaping. O(size of the object).
+    pub fn get(self, key: &str) -> Option<Value<'a>> {
+        if self.raw.first() != Some(&b'{') {
+            return None;
+        }
+        let mut pos = skip_ws(self.raw, 1);
+        while self.raw.get(pos) == Some(&b'"') {
+            let key_end = skip_string(self.raw, pos)?;
+            let name = Str { escaped: self.raw.get(pos + 1..key_end - 1)? };
+            let value_start = skip_ws(self.raw, skip_ws(self.raw, key_end) + 1);
+            let value_end = skip_value(self.raw, value_start)?;
+            if name.eq_str(key) {
+                return Some(Value { raw: self.raw.get(value_start..value_end)? });
+            }
+            pos = skip_ws(self.raw, value_end);
+            if self.raw.get(pos) != Some(&b',') {
+                return None;
+            }
+            pos = skip_ws(self.raw, pos + 1);
+        }
+        None
+    }
+
+    /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
+    pub fn path(self, keys: &[&str]) -> Option<Value<'a>> {
+        keys.iter().try_fold(self, |value, key| value.get(key))
+    }
+
+    /// The elements of an array (none if this is not an array).
+    pub fn items(self) -> Items<'a> {
+        let pos = if self.raw.first() == Some(&b'[') { skip_ws(self.raw, 1) } else { self.raw.len() };
+        Items { raw: self.raw, pos }
+    }
+
+    /// The first element of an array.
+    pub fn first(self) -> Option<Value<'a>> {
+        self.items().next()
+    }
+
+    /// The string this value holds, if it is a string.
+    pub fn as_str(self) -> Option<Str<'a>> {
+        if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
+            return None;
+        }
+        Some(Str { escaped: self.raw.get(1..self.raw.len() - 1)? })
+    }
+
+    /// A non-negative integer (`12`, also `12.0`); `None` for other values or above `u64::MAX`.
+    pub fn as_u64(self) -> Option<u64> {
+        let mut total: u64 = 0;
+        let mut digits = 0;
+        for (i, &b) in self.raw.iter().enumerate() {
+            match b {
+                b'0'..=b'9' => {
+                    total = total.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                    digits += 1;
+                }
+                b'.' if digits > 0 => {
+                    let rest = self.raw.get(i + 1..)?;
+                    return rest.iter().all(|&d| d == b'0').then_some(total);
+                }
+                _ => return None,
+            }
+        }
+        (digits > 0).then_some(total)
+    }
+
+    /// `Some(true)` / `Some(false)` for the JSON literals, `None` otherwise.
+    pub fn as_bool(self) -> Option<bool> {
+        match self.raw {
+            b"true" => Some(true),
+            b"false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the literal `null`.
+    pub fn is_null(self) -> bool {
+        self.raw == b"null"
+    }
+
+    /// Whether this is an object or array with no members, or an empty string.
+    pub fn is_empty(self) -> bool {
+        match self.raw.first() {
+            Some(b'{') => self.raw.get(1..).is_some_and(|r| skip_ws(r, 0) == r.len() - 1),
+            Some(b'[') => self.items().next().is_none(),
+            Some(b'"') => self.raw.len() == 2,
+            _ => false,
+        }
+    }
+}
+
+/// Iterator over the elements of a JSON array.
+pub struct Items<'a> {
+    raw: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Value<'a>;
+
+    fn next(&mut self) -> Option<Value<'a>> {
+        let start = self.pos;
+        if matches!(self.raw.get(start), None | Some(b']')) {
+            return None;
+        }
+        let end = skip_value(self.raw, start)?;
+        let after = skip_ws(self.raw, end);
+        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
+        Some(Value { raw: self.raw.get(start..end)? })
+    }
+}
+
+impl<'a> Str<'a> {
+    /// Whether the string has no characters.
+    pub fn is_empty(self) -> bool {
+        self.escaped.is_empty()
+    }
+
+    /// The decoded characters. Invalid UTF-8 and lone surrogates come out as U+FFFD.
+    pub fn chars(self) -> StrChars<'a> {
+        StrChars { escaped: self.escaped, pos: 0 }
+    }
+
+    /// Whether the decoded string equals `text`. O(len).
+    pub fn eq_str(self, text: &str) -> bool {
+        if !self.escaped.contains(&b'\\') {
+            return self.escaped == text.as_bytes();
+        }
+        self.chars().eq(text.chars())
+    }
+
+    /// The still-escaped bytes between the quotes.
+    pub fn escaped(self) -> &'a [u8] {
+        self.escaped
+    }
+}
+
+/// Iterator over the decoded characters of a JSON string.
+pub struct StrChars<'a> {
+    escaped: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for StrChars<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let b = *self.escaped.get(self.pos)?;
+        if b != b'\\' {
+            return Some(utf8::decode_at(self.escaped, &mut self.pos));
+        }
+        let code = *self.escaped.get(self.pos + 1)?;
+        self.pos += 2;
+        Some(match code {
+            b'n' => '\n',
+            b't' => '\t',
+            b'r' => '\r',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'u' => self.unicode_escape(),
+            other => char::from(other),
+        })
+    }
+}
+
+impl StrChars<'_> {
+    /// Decodes the `XXXX` of `\uXXXX` (cursor just after the `u`), joining a surrogate pair.
+    fn unicode_escape(&mut self) -> char {
+        let Some(high) = hex4(self.escaped, self.pos) else { return char::REPLACEMENT_CHARACTER };
+        self.pos += 4;
+        if (0xD800..0xDC00).contains(&high) && self.escaped.get(self.pos..self.pos + 2) == Some(b"\\u") {
+            if let Some(low @ 0xDC00..=0xDFFF) = hex4(self.escaped, self.pos + 2) {
+                self.pos += 6;
+                return char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+                    .unwrap_or(char::REPLACEMENT_CHARACTER);
+            }
+        }
+        char::from_u32(high).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
+    bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
+}
+
+fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
+    while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// End of the string starting at `pos` (which holds `"`), just past the closing quote.
+fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// End of an already validated value starting at `pos`.
+fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
+    match *bytes.get(pos)? {
+        b'"' => skip_string(bytes, pos),
+        b'{' | b'[' => {
+            let mut depth = 0u32;
+            let mut i = pos;
+            loop {
+                match *bytes.get(i)? {
+                    b'"' => {
+                        i = skip_string(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let len = bytes.get(pos..)?.iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
+            Some(pos + len.unwrap_or(bytes.len() - pos))
+        }
+    }
+}
+
+/// Checks the value starting at `pos` and returns its end. Iterative: containers are tracked with a
+/// bit stack (1 = object), so depth costs one bit, not a stack frame.
+fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut containers: u64 = 0;
+    let mut depth: u32 = 0;
+    let mut i = pos;
+    loop {
+        // At a value.
+        i = skip_ws(bytes, i);
+        match *bytes.get(i)? {
+            open @ (b'{' | b'[') => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                containers = (containers << 1) | u64::from(open == b'{');
+                depth += 1;
+                i = skip_ws(bytes, i + 1);
+                let close = if open == b'{' { b'}' } else { b']' };
+                if bytes.get(i) == Some(&close) {
+                    depth -= 1;
+                    containers >>= 1;
+                    i += 1;
+                } else {
+                    if open == b'{' {
+                        i = validate_key(bytes, i)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => i = validate_string(bytes, i)?,
+            b't' => i = literal(bytes, i, b"true")?,
+            b'f' => i = literal(bytes, i, b"false")?,
+            b'n' => i = literal(bytes, i, b"null")?,
+            _ => i = validate_number(bytes, i)?,
+        }
+        // After a value: close containers or move to the next member.
+        loop {
+            if depth == 0 {
+                return Some(i);
+            }
+            i = skip_ws(bytes, i);
+            let in_object = containers & 1 == 1;
+            match *bytes.get(i)? {
+                b',' => {
+                    i += 1;
+                    if in_object {
+                        i = validate_key(bytes, skip_ws(bytes, i))?;
+                    }
+                    break;
+                }
+                b'}' if in_object => {}
+                b']' if !in_object => {}
+                _ => return None,
+            }
+            depth -= 1;
+            containers >>= 1;
+            i += 1;
+        }
+    }
+}
+
+/// Validates `"key" :` at `pos` and returns the position after the colon.
+fn validate_key(bytes: &[u8], pos: usize) -> Option<usize> {
+    if bytes.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let end = skip_ws(bytes, validate_string(bytes, pos)?);
+    (bytes.get(end) == Some(&b':')).then_some(end + 1)
+}
+
+fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => {
+                match *bytes.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    b'u' => {
+                        hex4(bytes, i + 2)?;
+                        i += 6;
+                    }
+                    _ => return None,
+                }
+            }
+            0..=0x1F => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+fn literal(bytes: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
+    (bytes.get(pos..pos + word.len())? == word).then_some(pos + word.len())
+}
+
+fn validate_number(bytes: &[u8], pos: usize) -> Option<usize> {
+    let digits = |i: usize| bytes.get(i..).map_or(0, |r| r.iter().take_while(|b| b.is_ascii_digit()).count());
+    let mut i = pos + usize::from(bytes.get(pos) == Some(&b'-'));
+    let int = digits(i);
+    if int == 0 || (int > 1 && bytes.get(i) == Some(&b'0')) {
+        return None;
+    }
+    i += int;
+    if bytes.get(i) == Some(&b'.') {
+        let frac = digits(i + 1);
+        if frac == 0 {
+            return None;
+        }
+        i += 1 + frac;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp = digits(i);
+        if exp == 0 {
+            return None;
+        }
+        i += exp;
+    }
+    Some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(v: Value) -> String {
+        v.as_str().unwrap().chars().collect()
+    }
+
+    #[test]
+    fn accepts_and_rejects() {
+        for good in [r#"{"a":[1,2.5e3,-0.1,true,false,null,"x"]}"#, "[]", "{}", " 0 ", r#""\u00e9""#, "[[[]]]"] {
+            assert!(Value::parse(good.as_bytes()).is_some(), "{good}");
+        }
+        for bad in ["", "{", "[1,]", r#"{"a"}"#, r#"{"a":1,}"#, "01", "1.", "tru", "[1] x", "\"\u{1}\"", r#""\x""#, "{]"] {
+            assert!(Value::parse(bad.as_bytes()).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nesting_bomb_is_rejected_without_recursion() {
+        let bomb = "[".repeat(1_000_000);
+        assert!(Value::parse(bomb.as_bytes()).is_none());
+        let deep = "[".repeat(MAX_DEPTH as usize) + &"]".repeat(MAX_DEPTH as usize);
+        assert!(Value::parse(deep.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn looks_up_paths_and_items() {
+        let doc = r#"{"choices":[{"delta":{"content":"Hi \"you\" \ud83d\ude00 \u00e9"}},{"x":1}],"usage":{"n":12.0},"k\u0041":2}"#;
+        let v = Value::parse(doc.as_bytes()).unwrap();
+        let first = v.get("choices").unwrap().first().unwrap();
+        assert_eq!(text(first.path(&["delta", "content"]).unwrap()), "Hi \"you\" 😀 é");
+        assert_eq!(v.get("choices").unwrap().items().count(), 2);
+        assert_eq!(v.path(&["usage", "n"]).unwrap().as_u64(), Some(12));
+        assert_eq!(v.get("kA").unwrap().as_u64(), Some(2));
+        assert!(v.get("missing").is_none());
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_none() {
+        assert_eq!(Value::parse(b"99999999999999999999999").unwrap().as_u64(), None);
+        assert_eq!(Value::parse(b"-1").unwrap().as_u64(), None);
+        assert_eq!(Value::parse(b"1.5").unwrap().as_u64(), None);
+    }
+
+    #[test]
+    fn lone_surrogate_becomes_replacement() {
+        assert_eq!(text(Value::parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
+    }
+}

@@ -1,0 +1,23 @@
+//! # llm-ux-meter
+//!
+//! Measures how fast a streamed LLM answer feels to the person reading it: time to first token (TTFT)
+//! and time per output token (TPOT) as painted in the page, with their arrival twins, gap quantiles,
+//! jitter and stalls. The formulas are in `docs/metrics.md`.
+//!
+//! The core is pure Rust with no browser dependency, tested natively:
+//! - [`framing`]: bytes to events (WHATWG server-sent events, newline-delimited lines), any chunking;
+//! - [`decode`]: events to output deltas, model, usage and finish reason, for each provider format;
+//! - [`metrics`]: the timeline, quantile sketch, token estimate and report;
+//! - [`stream`]: one stream tying them together.
+//!
+//! The browser glue (`web`, wasm32 only) exposes [`stream::Stream`] to JavaScript.
+
+pub mod decode;
+pub mod framing;
+pub mod json;
+pub mod metrics;
+pub mod stream;
+pub mod utf8;
+
+#[cfg(target_arch = "wasm32")]
+mod web;

@@ -1,0 +1,10 @@
+//! Metrics: the stream's timeline, the quantile sketch and running figures it folds gaps into, the
+//! token estimate, and the report they add up to.
+
+pub mod moments;
+pub mod pending;
+pub mod report;
+pub mod sketch;
+pub mod stalls;
+pub mod timeline;
+pub mod token_estimate;

@@ -1,0 +1,126 @@
+//! From bytes to decoded events: detects the format when it was not given (headers, first bytes, first
+//! events), frames the bytes accordingly and hands each event to its decoder.
+
+use crate::decode::detect::{self, Guess, SNIFF_BYTES};
+use crate::decode::{self, Format, Framing, Sink};
+use crate::framing::lines::LineSplitter;
+use crate::framing::sse::SseParser;
+
+#[derive(Clone, Debug)]
+enum State {
+    /// Nothing tells the format yet: holds the first bytes (at most [`SNIFF_BYTES`]).
+    Sniffing(Vec<u8>),
+    /// SSE; the provider is known once an event tells.
+    Sse(SseParser, Option<Format>),
+    /// Lines; the provider is known from the first line.
+    Lines(LineSplitter, Option<Format>),
+    Raw,
+}
+
+#[derive(Clone, Debug)]
+pub struct Framer {
+    state: State,
+    cap: usize,
+    unterminated: bool,
+}
+
+impl Framer {
+    /// A framer for `format`, or detecting it when `None`. Events or lines over `cap` bytes are dropped.
+    pub fn new(format: Option<Format>, cap: usize) -> Self {
+        let state = match format {
+            None => State::Sniffing(Vec::new()),
+            Some(f) => state_for(Guess::Known(f), cap),
+        };
+        Framer { state, cap, unterminated: false }
+    }
+
+    /// The response headers arrived: they may tell the format (when still undecided and no byte came).
+    pub fn response(&mut self, content_type: &str, ui_stream_header: bool, data_stream_header: bool) {
+        if matches!(&self.state, State::Sniffing(held) if held.is_empty()) {
+            if let Some(guess) = detect::from_response(content_type, ui_stream_header, data_stream_header) {
+                self.state = state_for(guess, self.cap);
+            }
+        }
+    }
+
+    /// The format, once known.
+    pub fn format(&self) -> Option<Format> {
+        match self.state {
+            State::Sniffing(_) => None,
+            State::Sse(_, format) | State::Lines(_, format) => format,
+            State::Raw => Some(Format::Text),
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8], sink: &mut impl Sink) {
+        if let State::Sniffing(held) = &mut self.state {
+            let room = SNIFF_BYTES.saturating_sub(held.len()).min(bytes.len());
+            held.extend_from_slice(&bytes[..room]);
+            let Some(guess) = detect::from_first_bytes(held) else { return };
+            let held = core::mem::take(held);
+            self.state = state_for(guess, self.cap);
+            self.push(&held, sink);
+            return self.push(&bytes[room..], sink);
+        }
+        match &mut self.state {
+            State::Sniffing(_) => {}
+            State::Sse(parser, format) => parser.push(bytes, &mut |event| decode_sse(format, event.event_type, event.data, sink)),
+            State::Lines(splitter, format) => splitter.push(bytes, &mut |line| decode_line(format, line, sink)),
+            State::Raw => decode::decode(Format::Text, b"", bytes, sink),
+        }
+    }
+
+    /// Ends the stream, taking an unterminated last event or line.
+    pub fn finish(&mut self, sink: &mut impl Sink) {
+        if let State::Sniffing(held) = &mut self.state {
+            let held = core::mem::take(held);
+            self.state = state_for(detect::from_first_bytes(&held).unwrap_or(Guess::Known(Format::Text)), self.cap);
+            self.push(&held, sink);
+        }
+        self.unterminated = match &mut self.state {
+            State::Sse(parser, format) => parser.finish(&mut |event| decode_sse(format, event.event_type, event.data, sink)),
+            State::Lines(splitter, format) => splitter.finish(&mut |line| decode_line(format, line, sink)),
+            State::Sniffing(_) | State::Raw => false,
+        };
+    }
+
+    /// Whether [`Framer::finish`] found a last event without its terminator.
+    pub fn unterminated(&self) -> bool {
+        self.unterminated
+    }
+
+    /// Events or lines dropped for exceeding the cap.
+    pub fn oversize_dropped(&self) -> u32 {
+        match &self.state {
+            State::Sse(parser, _) => parser.oversize_dropped(),
+            State::Lines(splitter, _) => splitter.oversize_dropped(),
+            State::Sniffing(_) | State::Raw => 0,
+        }
+    }
+}
+
+fn state_for(guess: Guess, cap: usize) -> State {
+    match guess {
+        Guess::Sse => State::Sse(SseParser::with_cap(cap), None),
+        Guess::Lines => State::Lines(LineSplitter::with_cap(cap), None),
+        Guess::Known(format) => match format.framing() {
+            Framing::Sse => State::Sse(SseParser::with_cap(cap), Some(format)),
+            Framing::Lines => State::Lines(LineSplitter::with_cap(cap), Some(format)),
+            Framing::Raw => State::Raw,
+        },
+    }
+}
+
+fn decode_sse(format: &mut Option<Format>, event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+    if format.is_none() {
+        *format = detect::from_sse_event(event_type, data);
+    }
+    if let Some(format) = *format {
+        decode::decode(format, event_type, data, sink);
+    }
+}
+
+fn decode_line(format: &mut Option<Format>, line: &[u8], sink: &mut impl Sink) {
+    let format = *format.get_or_insert_with(|| detect::from_line(line));
+    decode::decode(format, b"", line, sink);
+}
