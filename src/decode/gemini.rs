@@ -15,7 +15,8 @@ pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
             let thought = part.get("thought").and_then(|t| t.as_bool()) == Some(true);
             sink.output(if thought { OutputKind::Reasoning } else { OutputKind::Answer }, Text::Json(text));
         } else if let Some(call) = part.get("functionCall") {
-            sink.output(OutputKind::Tool, Text::Raw(call.raw()));
+            // Arguments arrive whole, as a JSON object: count that object as one tool output event.
+            sink.output(OutputKind::Tool, Text::Raw(call.get("args").unwrap_or(call).raw()));
         }
     }
     if let Some(meta) = response.get("usageMetadata") {

@@ -73,6 +73,14 @@ impl TokenSource {
     }
 }
 
+/// Counts per output kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindCounts {
+    pub answer: u64,
+    pub reasoning: u64,
+    pub tool: u64,
+}
+
 /// p50, p90, p99 and max of a set of gaps, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GapQuantiles {
@@ -121,6 +129,8 @@ pub struct Report {
     pub token_source: TokenSource,
     pub reasoning_tokens: u64,
     pub output_events: u64,
+    /// Output events per kind: answer text, reasoning, tool arguments.
+    pub output_events_by_kind: KindCounts,
     pub gaps: Option<GapQuantiles>,
     pub arrival_gaps: Option<GapQuantiles>,
     pub jitter_ms: Option<f64>,

@@ -15,7 +15,7 @@ mod tally;
 
 use crate::decode::{Format, OutputKind};
 use crate::framing::DEFAULT_CAP;
-use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
+use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, KindCounts, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
 use crate::metrics::sketch::Sketch;
 use crate::metrics::timeline::Timeline;
 use framer::Framer;
@@ -151,6 +151,7 @@ impl Stream {
             token_source,
             reasoning_tokens,
             output_events: tally.events.iter().sum(),
+            output_events_by_kind: KindCounts { answer: tally.events[0], reasoning: tally.events[1], tool: tally.events[2] },
             gaps: if rendered { gap_quantiles(&t.render_gaps) } else { None },
             arrival_gaps: gap_quantiles(&t.arrival_gaps),
             jitter_ms: if rendered { t.render_gap_moments.std_dev() } else { None },

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the npm package into dist/: the wasm core (cargo, wasm-bindgen, wasm-opt) and the JS API.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+cargo build --release --lib --target wasm32-unknown-unknown
+rm -rf dist
+mkdir -p dist/wasm
+wasm-bindgen --target web --no-typescript --out-dir dist/wasm --out-name llm_ux_meter \
+  target/wasm32-unknown-unknown/release/llm_ux_meter.wasm
+node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+  dist/wasm/llm_ux_meter_bg.wasm -o dist/wasm/llm_ux_meter_bg.wasm
+cp js/*.js js/*.d.ts dist/
+echo "build: dist/ ready ($(wc -c < dist/wasm/llm_ux_meter_bg.wasm) bytes of wasm)"

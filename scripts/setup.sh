@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what the build (and, with --browser, the browser tests) need, when it is missing.
+# Says what it does; does nothing when everything is there. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "setup: $*"; }
+wasm_bindgen_version=$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' Cargo.toml)
+
+command -v cargo >/dev/null || { echo "setup: cargo is missing: install Rust with rustup (https://rustup.rs) first" >&2; exit 1; }
+command -v node >/dev/null || { echo "setup: node is missing: install Node.js 20 or later first" >&2; exit 1; }
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the Rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $wasm_bindgen_version" ]; then
+  say "installing wasm-bindgen-cli $wasm_bindgen_version to match the crate (takes about 5 minutes)"
+  cargo install wasm-bindgen-cli --version "=$wasm_bindgen_version"
+fi
+
+if ! npm ls --depth=0 >/dev/null 2>&1; then
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+
+if [ "${1:-}" = "--browser" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian's chromium and chromium-driver for the browser tests"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "setup: chromium and chromedriver are missing; run as root or: sudo apt-get install chromium chromium-driver" >&2
+    exit 1
+  fi
+fi
