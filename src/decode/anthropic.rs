@@ -2,10 +2,7 @@
 
 use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Usage};
 
-pub(super) fn decode(event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
-    if event_type == b"error" {
-        sink.error_event();
-    }
+pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
     let Some(event) = parse_json(data, sink) else { return };
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     if kind.eq_str("content_block_delta") {
@@ -27,7 +24,7 @@ pub(super) fn decode(event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
         output_tokens(event.get("usage"), sink);
     } else if kind.eq_str("message_stop") {
         sink.terminal();
-    } else if kind.eq_str("error") && event_type != b"error" {
+    } else if kind.eq_str("error") {
         sink.error_event();
     }
 }

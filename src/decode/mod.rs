@@ -148,10 +148,14 @@ pub trait Sink {
 
 /// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines).
 pub fn decode(format: Format, event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+    // Any SSE stream may end in an `error` event (Anthropic's documented shape, and proxies' habit).
+    if event_type == b"error" {
+        sink.error_event();
+    }
     match format {
         Format::OpenAi => openai_chat::decode(data, sink),
         Format::OpenAiResponses => openai_responses::decode(data, sink),
-        Format::Anthropic => anthropic::decode(event_type, data, sink),
+        Format::Anthropic => anthropic::decode(data, sink),
         Format::Gemini => gemini::decode(data, sink),
         Format::Ollama => ollama::decode(data, sink),
         Format::AiSdkUi => ai_sdk_ui::decode(data, sink),

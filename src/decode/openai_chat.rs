@@ -8,6 +8,10 @@ pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
         return sink.terminal();
     }
     let Some(chunk) = parse_json(data, sink) else { return };
+    // Servers that fail mid-stream send `{"error": {...}}` in place of a chunk.
+    if chunk.get("error").is_some_and(|e| !e.is_null()) {
+        sink.error_event();
+    }
     model_str(chunk.get("model"), sink);
     let mut finished = false;
     for choice in chunk.get("choices").into_iter().flat_map(|c| c.items()) {

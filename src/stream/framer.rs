@@ -57,10 +57,11 @@ impl Framer {
             let room = SNIFF_BYTES.saturating_sub(held.len()).min(bytes.len());
             held.extend_from_slice(&bytes[..room]);
             let Some(guess) = detect::from_first_bytes(held) else { return };
-            let held = core::mem::take(held);
+            // Replay as one piece, so that a plain text chunk stays one output event.
+            let mut first = core::mem::take(held);
+            first.extend_from_slice(&bytes[room..]);
             self.state = state_for(guess, self.cap);
-            self.push(&held, sink);
-            return self.push(&bytes[room..], sink);
+            return self.push(&first, sink);
         }
         match &mut self.state {
             State::Sniffing(_) => {}
