@@ -20,4 +20,4 @@ pub mod stream;
 pub mod utf8;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;

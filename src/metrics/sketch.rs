@@ -114,15 +114,16 @@ impl Sketch {
         if self.count == 0 {
             return None;
         }
-        let rank = (q.clamp(0.0, 1.0) * (self.count - 1) as f64) as u64;
+        // max/min, not clamp: clamp's panic message would pull float formatting into the wasm build.
+        let rank = (q.max(0.0).min(1.0) * (self.count - 1) as f64) as u64;
         if rank < self.zeros {
-            return Some(self.min.clamp(0.0, MIN_POSITIVE).min(self.max));
+            return Some(self.min.max(0.0).min(MIN_POSITIVE).min(self.max));
         }
         let mut seen = self.zeros;
         for &(key, n) in &self.buckets {
             seen = seen.saturating_add(n);
             if seen > rank {
-                return Some(value(key).clamp(self.min, self.max));
+                return Some(value(key).max(self.min).min(self.max));
             }
         }
         Some(self.max)

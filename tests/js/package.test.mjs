@@ -1,0 +1,117 @@
+// The built npm package in Node: the manual API, every report field of a timed replay against
+// hand-computed values, determinism, and every provider fixture detected and decoded.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createMeter } from 'llm-ux-meter';
+import { replay } from './replay.mjs';
+
+const fixture = (path) => new URL(`../fixtures/${path}`, import.meta.url);
+const timed = JSON.parse(readFileSync(fixture('replay/openai-timed.json'), 'utf8'));
+const RELATIVE_ACCURACY = 0.01;
+
+function assertClose(got, want, relative, what) {
+  assert.ok(Math.abs(got - want) <= Math.abs(want) * relative + 1e-9, `${what}: got ${got}, want ${want}`);
+}
+
+test('a timed replay gives the hand-computed report, field by field', async () => {
+  const meter = await createMeter({ dimensions: { scenario: 'chat', variant: 'B' } });
+  const report = replay(meter, timed);
+  const want = timed.expected;
+  const exact = ['model', 'format', 'status', 'httpStatus', 'renderSource', 'finishReason', 'outputTokens', 'tokenSource',
+    'reasoningTokens', 'outputEvents', 'outputEventsByKind', 'stalls', 'hidden', 'def', 'anomalies', 'ttfbMs', 'ttftMs',
+    'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'durationMs'];
+  for (const key of exact) assert.deepEqual(report[key], want[key], key);
+  assertClose(report.tokensPerSecond, want.tokensPerSecond, 1e-12, 'tokensPerSecond');
+  assertClose(report.jitterMs, want.jitterMs, 1e-12, 'jitterMs');
+  for (const group of ['gaps', 'arrivalGaps', 'renderDelay']) {
+    for (const [q, value] of Object.entries(want[group])) {
+      assertClose(report[group][q], value, q === 'max' ? 0 : RELATIVE_ACCURACY, `${group}.${q}`);
+    }
+  }
+  assert.equal(report.id, 'replay-1');
+  assert.equal(report.startedAt, 1_700_000_000_000);
+  assert.equal(report.scenario, 'chat');
+  assert.equal(report.variant, 'B');
+  const fields = ['id', 'startedAt', 'model', 'scenario', 'variant', 'format', 'status', 'httpStatus', 'renderSource', 'ttfbMs',
+    'ttftMs', 'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'tokensPerSecond', 'outputTokens', 'tokenSource',
+    'reasoningTokens', 'outputEvents', 'gaps', 'arrivalGaps', 'jitterMs', 'stalls', 'renderDelay', 'durationMs', 'hidden', 'def'];
+  for (const field of fields) assert.ok(field in report, `report has ${field}`);
+});
+
+test('the same input gives the same report, bit for bit; bytes and strings alike', async () => {
+  const meter = await createMeter();
+  const a = replay(meter, timed);
+  const b = replay(meter, timed, { asBytes: true });
+  assert.deepEqual(Object.entries(a).map(([k, v]) => [k, Object.is(v, -0) ? 'negative zero' : v]), Object.entries(b));
+  assert.equal(JSON.stringify(a), JSON.stringify(b));
+});
+
+test('onReport receives each report once; end and abort after the end change nothing', async () => {
+  const seen = [];
+  const meter = await createMeter({ onReport: (r) => seen.push(r) });
+  const stream = meter.track({ start: 0 });
+  stream.chunk('data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n', 5);
+  const report = stream.abort(9);
+  assert.equal(report.status, 'aborted');
+  assert.equal(stream.end(10), report);
+  assert.deepEqual(seen, [report]);
+});
+
+test('an HTTP error status and a model hint from the request', async () => {
+  const meter = await createMeter();
+  const stream = meter.track({ start: 0, model: 'requested-model' });
+  stream.response({ status: 503, contentType: 'application/json' }, 4);
+  stream.chunk('{"error":"overloaded"}', 5);
+  const report = stream.end(6);
+  assert.equal(report.status, 'http_error');
+  assert.equal(report.httpStatus, 503);
+  assert.equal(report.model, 'requested-model');
+});
+
+test('an onReport that throws is contained and counted', async () => {
+  const meter = await createMeter({ onReport: () => { throw new Error('app bug'); } });
+  const originalError = console.error;
+  console.error = () => {};
+  try {
+    const report = meter.track({ start: 0 }).end(1);
+    assert.equal(report.status, 'ok');
+    assert.equal(meter.errors, 1);
+  } finally {
+    console.error = originalError;
+  }
+});
+
+test('every provider fixture is detected and decoded through the package', async () => {
+  const manifest = JSON.parse(readFileSync(fixture('streams/manifest.json'), 'utf8'));
+  const meter = await createMeter();
+  for (const [name, want] of Object.entries(manifest)) {
+    const body = readFileSync(fixture(`streams/${name}`));
+    const stream = meter.track({ start: 0 });
+    stream.response({ status: 200, headers: { 'content-type': want.contentType, ...want.headers } }, 1);
+    for (let i = 0; i < body.length; i += 17) stream.chunk(body.subarray(i, i + 17), 2 + i);
+    const report = stream.end(body.length + 3);
+    assert.equal(report.format, want.format, name);
+    assert.equal(report.model, want.model, name);
+    assert.equal(report.finishReason, want.finishReason, name);
+    assert.equal(report.status, want.errorEvent ? 'error' : 'ok', name);
+    if (want.outputEvents) assert.deepEqual(report.outputEventsByKind, want.outputEvents, name);
+    if (want.usage) assert.equal(report.tokenSource, 'usage', name);
+  }
+});
+
+test('an unknown format is reported once on the console and detected instead', async () => {
+  const meter = await createMeter();
+  const warnings = [];
+  const originalWarn = console.warn;
+  console.warn = (message) => warnings.push(message);
+  try {
+    const stream = meter.track({ format: 'openia', start: 0 });
+    stream.chunk('data: {"choices":[{"delta":{"content":"x"}}]}\n\n', 1);
+    assert.equal(stream.end(2).format, 'openai');
+  } finally {
+    console.warn = originalWarn;
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /unknown format "openia"/);
+});
