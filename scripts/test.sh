@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every test: native Rust, wasm in headless Chromium, and the built package in Node and Chromium.
+# Installs what is missing first (scripts/setup.sh says what it does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+bash scripts/setup.sh --browser
+
+echo "== native tests: cargo test"
+cargo test --workspace
+
+echo "== build the package"
+bash scripts/build.sh
+
+echo "== wasm tests in headless Chromium: wasm-bindgen-test"
+CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" cargo test --target wasm32-unknown-unknown --test fixtures --test report --test web
+
+echo "== package tests: node --test (Node and headless Chromium)"
+node --test --test-concurrency=1 tests/js/

@@ -1,0 +1,12 @@
+// Headless Chromium for the browser tests: Debian's /usr/bin/chromium driven by playwright-core,
+// never a downloaded browser, with the flags this machine needs and a fresh profile each launch.
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export function launchChromium() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
