@@ -1,0 +1,135 @@
+/** Stream formats the meter decodes; `auto` detects from headers, first bytes and first events. */
+export type Format =
+  | 'auto'
+  | 'openai'
+  | 'openai-responses'
+  | 'anthropic'
+  | 'gemini'
+  | 'ollama'
+  | 'ai-sdk-ui'
+  | 'ai-sdk-data'
+  | 'tgi'
+  | 'text';
+
+export type Status = 'ok' | 'aborted' | 'http_error' | 'error' | 'incomplete';
+export type RenderSource = 'dom' | 'explicit' | 'frame';
+
+export interface Dimensions {
+  scenario?: string;
+  variant?: string;
+  [name: string]: string | undefined;
+}
+
+export interface MeterOptions {
+  /** Collection endpoint for beacons; `null` (the default for now) sends nothing. */
+  endpoint?: string | null;
+  /** Called with every finished stream's report. Exceptions it throws are contained and counted. */
+  onReport?: (report: Report) => void;
+  /** Dimensions added to every report. */
+  dimensions?: Dimensions;
+}
+
+export interface TrackOptions {
+  /** The stream's format; default `auto`. An unknown name warns once and detects instead. */
+  format?: Format;
+  /** The model requested, used when the stream does not name one. */
+  model?: string;
+  /** When the request was issued (ms, `performance.now()` clock); default now. */
+  start?: number;
+  /** Report id; default a random 128-bit hex string. */
+  id?: string;
+  /** Epoch ms of `start`; default `performance.timeOrigin + start`. */
+  startedAt?: number;
+  /** Dimensions for this stream only, over the meter's. */
+  dimensions?: Dimensions;
+}
+
+export interface ResponseInfo {
+  status?: number;
+  contentType?: string;
+  /** A `Headers` object or a plain object with lower-case names. */
+  headers?: Headers | Record<string, string>;
+}
+
+export interface Quantiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface Report {
+  id: string;
+  /** Epoch milliseconds of the request. */
+  startedAt: number;
+  model: string | null;
+  scenario: string | null;
+  variant: string | null;
+  format: Exclude<Format, 'auto'> | null;
+  status: Status;
+  httpStatus: number | null;
+  /** Where paint times came from; null when render fields are null. */
+  renderSource: RenderSource | null;
+  /** headers − start. */
+  ttfbMs: number | null;
+  /** First output event painted − start. */
+  ttftMs: number | null;
+  /** First output event arrived − start. */
+  ttftArrivalMs: number | null;
+  /** First answer text (not reasoning or tool arguments) painted − start. */
+  ttfoMs: number | null;
+  /** (last paint − first paint) / (N − 1); null when N < 2. */
+  tpotMs: number | null;
+  /** (last arrival − first arrival) / (N − 1); null when N < 2. */
+  tpotArrivalMs: number | null;
+  /** 1000 / tpotMs. */
+  tokensPerSecond: number | null;
+  /** N: from the stream's usage, less reasoning tokens never streamed; else estimated. */
+  outputTokens: number;
+  tokenSource: 'usage' | 'estimate';
+  reasoningTokens: number;
+  outputEvents: number;
+  outputEventsByKind: { answer: number; reasoning: number; tool: number };
+  /** Intervals between frames that showed new text. */
+  gaps: Quantiles | null;
+  /** Intervals between consecutive output events as they arrived. */
+  arrivalGaps: Quantiles | null;
+  /** Standard deviation of the render gaps. */
+  jitterMs: number | null;
+  /** Render gaps of 500 ms or more. */
+  stalls: { count: number; count1000: number; longestMs: number; totalMs: number } | null;
+  /** paint − arrival per output event. */
+  renderDelay: { p50: number; p90: number } | null;
+  /** Last paint − start. */
+  durationMs: number | null;
+  /** The stream overlapped a hidden-page period (render fields are null). */
+  hidden: boolean;
+  finishReason: string | null;
+  anomalies: { malformedEvents: number; oversizeDropped: number; unterminatedLast: boolean };
+  /** Metric definition version. */
+  def: number;
+}
+
+export interface TrackedStream {
+  /** The response headers arrived at `at` (default now). */
+  response(response: ResponseInfo, at?: number): void;
+  /** The app received a chunk of the body at `at` (default now). */
+  chunk(data: Uint8Array | ArrayBuffer | ArrayBufferView | string, at?: number): void;
+  /** The app painted the text received so far, at `at` (default now). */
+  rendered(at?: number): void;
+  /** The stream ended; returns the report (null when the meter is disabled). Later calls return the same report. */
+  end(at?: number): Report | null;
+  /** The stream was cancelled; `ok` all the same when its end had already arrived. */
+  abort(at?: number): Report | null;
+}
+
+export interface Meter {
+  /** False when WebAssembly could not load (CSP) or after a trap inside the meter. */
+  readonly enabled: boolean;
+  /** Errors caught inside the meter. */
+  readonly errors: number;
+  track(options?: TrackOptions): TrackedStream;
+}
+
+/** Loads the meter (once per page) and returns it. Never rejects: a meter that cannot load is disabled. */
+export function createMeter(options?: MeterOptions): Promise<Meter>;

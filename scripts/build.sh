@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-cargo build --release --lib --target wasm32-unknown-unknown
+cargo build --release --lib --target wasm32-unknown-unknown --features slim
 rm -rf dist
 mkdir -p dist/wasm
 wasm-bindgen --target web --no-typescript --out-dir dist/wasm --out-name llm_ux_meter \

@@ -12,12 +12,29 @@
 //!
 //! The browser glue (`web`, wasm32 only) exposes [`stream::Stream`] to JavaScript.
 
+#![cfg_attr(feature = "slim", no_std)]
+
+extern crate alloc;
+
 pub mod decode;
 pub mod framing;
 pub mod json;
+mod math;
 pub mod metrics;
 pub mod stream;
 pub mod utf8;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+
+/// The slim wasm build has no std: a panic (there should be none; fuzzing looks for them) traps at once,
+/// without the formatting machinery std's handler would pull in. The JS side then disables the meter.
+#[cfg(all(feature = "slim", target_arch = "wasm32"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+#[cfg(all(feature = "slim", target_arch = "wasm32"))]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;

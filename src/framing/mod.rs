@@ -2,6 +2,7 @@
 //! chunk boundaries. Every framer holds at most `cap` bytes of an unfinished event; larger ones are
 //! dropped and counted, never buffered without bound.
 
+use alloc::vec::Vec;
 pub mod lines;
 pub mod sse;
 

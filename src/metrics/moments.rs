@@ -17,7 +17,7 @@ impl Moments {
 
     /// Population standard deviation (divides by n); `None` when empty.
     pub fn std_dev(&self) -> Option<f64> {
-        (self.count > 0).then(|| (self.sum_sq_dev / self.count as f64).max(0.0).sqrt())
+        (self.count > 0).then(|| crate::math::sqrt((self.sum_sq_dev / self.count as f64).max(0.0)))
     }
 }
 

@@ -4,6 +4,7 @@
 //! bounded: past [`MAX_GROUPS`] the two oldest merge at their weighted mean time, so a page that never
 //! paints (a background tab) costs O(1) memory, at the price of approximate render delays.
 
+use alloc::vec::Vec;
 /// Most groups kept between two paints.
 pub const MAX_GROUPS: usize = 64;
 

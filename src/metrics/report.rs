@@ -1,6 +1,7 @@
 //! The per-stream report: the figures of `docs/metrics.md`, definition version [`DEFINITION_VERSION`].
 
 use super::stalls::Stalls;
+use alloc::string::String;
 use crate::decode::Format;
 
 /// The metric definition version every report carries; records of different versions are never mixed.

@@ -7,6 +7,8 @@
 //! the smallest values), so memory is O(1) whatever the number of values. Two sketches built with the
 //! same parameters merge exactly: the collector merges the sketches the meter sends.
 
+use crate::math;
+use alloc::vec::Vec;
 /// Relative accuracy α of every quantile.
 pub const RELATIVE_ACCURACY: f64 = 0.01;
 /// Smallest value kept apart from zero (milliseconds, for the meter's gaps).
@@ -136,12 +138,12 @@ impl Sketch {
 }
 
 fn key(value: f64) -> i32 {
-    (value.ln() / GAMMA.ln()).ceil() as i32
+    math::ceil(math::ln(value) / math::ln(GAMMA)) as i32
 }
 
 /// The bucket's representative value: within α of every value in the bucket.
 fn value(key: i32) -> f64 {
-    2.0 * GAMMA.powi(key) / (GAMMA + 1.0)
+    2.0 * math::powi(GAMMA, key) / (GAMMA + 1.0)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use crate::decode::detect::{self, Guess, SNIFF_BYTES};
 use crate::decode::{self, Format, Framing, Sink};
 use crate::framing::lines::LineSplitter;
 use crate::framing::sse::SseParser;
+use alloc::vec::Vec;
 
 #[derive(Clone, Debug)]
 enum State {

@@ -5,6 +5,7 @@ use crate::decode::{OutputKind, Sink, Text, Usage};
 use crate::json::Str;
 use crate::metrics::token_estimate::TokenEstimate;
 use crate::utf8::Utf8Stream;
+use alloc::string::String;
 
 /// Longest model name or finish reason kept, in bytes.
 pub const MAX_NAME_BYTES: usize = 128;

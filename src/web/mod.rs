@@ -9,13 +9,26 @@ mod report_layout;
 use crate::decode::Format;
 use crate::metrics::report::RenderSource;
 use crate::stream::{Ending, Stream};
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::cell::RefCell;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-thread_local! {
-    static STREAMS: RefCell<Vec<Option<Stream>>> = const { RefCell::new(Vec::new()) };
-    static LAST_TEXT: RefCell<[String; 2]> = const { RefCell::new([String::new(), String::new()]) };
+/// Module state. wasm32-unknown-unknown runs one thread and these functions never call back into
+/// JavaScript, so a `RefCell` in a static is enough (std's `thread_local!` is not available without std).
+struct Global<T>(RefCell<T>);
+
+// SAFETY: the wasm build is single-threaded (no atomics target feature), so there is no other thread.
+unsafe impl<T> Sync for Global<T> {}
+
+impl<T> Global<T> {
+    fn with_borrow_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.borrow_mut())
+    }
 }
+
+static STREAMS: Global<Vec<Option<Stream>>> = Global(RefCell::new(Vec::new()));
+static LAST_TEXT: Global<[String; 2]> = Global(RefCell::new([String::new(), String::new()]));
 
 /// Flag bits of [`response`]'s `flags`.
 const UI_STREAM_HEADER: u32 = 1;
@@ -91,7 +104,7 @@ pub fn close(handle: u32, at: f64, ending: u32) -> Vec<f64> {
 /// A text of the last closed report, UTF-8: 0 the model, 1 the finish reason (empty when absent).
 #[wasm_bindgen]
 pub fn text(which: u32) -> Vec<u8> {
-    LAST_TEXT.with_borrow(|texts| texts.get(which as usize).map(|t| t.as_bytes().to_vec()).unwrap_or_default())
+    LAST_TEXT.with_borrow_mut(|texts| texts.get(which as usize).map(|t| t.as_bytes().to_vec()).unwrap_or_default())
 }
 
 fn with_stream(handle: u32, f: impl FnOnce(&mut Stream)) {

@@ -3,6 +3,7 @@
 
 use crate::decode::Format;
 use crate::metrics::report::{RenderSource, Report, Status, TokenSource};
+use alloc::vec::Vec;
 
 /// Number of values [`numbers`] returns.
 pub const LEN: usize = 39;

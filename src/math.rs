@@ -1,0 +1,18 @@
+//! Float functions from `libm` rather than std: the wasm build can then go without std (and its panic
+//! formatting), and native and wasm runs give bit-identical results.
+
+pub fn ln(x: f64) -> f64 {
+    libm::log(x)
+}
+
+pub fn ceil(x: f64) -> f64 {
+    libm::ceil(x)
+}
+
+pub fn sqrt(x: f64) -> f64 {
+    libm::sqrt(x)
+}
+
+pub fn powi(base: f64, exponent: i32) -> f64 {
+    libm::pow(base, f64::from(exponent))
+}
