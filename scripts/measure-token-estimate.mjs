@@ -64,7 +64,7 @@ const estimates = JSON.parse(line.slice('TOKEN_ESTIMATE_JSON '.length));
 // Same statistics as tests/token_estimate.rs: median (mean of the two middle
 // values for an even count) and nearest-rank p90.
 const median = (v) => (v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2);
-const p90 = (v) => v[Math.floor((9 * v.length + 9) / 10) - 1]; // rank ceil(0.9 n)
+const p90 = (v) => v[Math.ceil((9 * v.length) / 10) - 1]; // nearest rank ceil(0.9 n)
 const pct = (x) => `${(100 * x).toFixed(1)}%`.padStart(8);
 console.log('group   samples  o200k tokens  estimated  median |err|  p90 |err|  max |err|');
 for (const g of [...GROUPS, 'all']) {

@@ -67,7 +67,7 @@ fn median_p90(sorted: &[f64]) -> (f64, f64) {
     } else {
         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     };
-    let rank = (9 * n + 9) / 10; // ceil(0.9 n)
+    let rank = (9 * n).div_ceil(10);
     (median, sorted[rank - 1])
 }
 
