@@ -13,6 +13,6 @@ pub fn sqrt(x: f64) -> f64 {
     libm::sqrt(x)
 }
 
-pub fn powi(base: f64, exponent: i32) -> f64 {
-    libm::pow(base, f64::from(exponent))
+pub fn exp(x: f64) -> f64 {
+    libm::exp(x)
 }

@@ -27,7 +27,7 @@ pub fn from_response(content_type: &str, ui_stream_header: bool, data_stream_hea
     if data_stream_header {
         return Some(Guess::Known(Format::AiSdkData));
     }
-    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let essence = content_type.split(';').next().unwrap_or_default().trim_ascii();
     let is = |name: &str| essence.eq_ignore_ascii_case(name);
     if is("text/event-stream") {
         Some(Guess::Sse)
