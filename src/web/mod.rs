@@ -65,6 +65,10 @@ pub fn response(handle: u32, status: u16, content_type: &[u8], flags: u32, at: f
 /// The app's reader received `bytes` at `at`.
 #[wasm_bindgen]
 pub fn chunk(handle: u32, bytes: &[u8], at: f64) {
+    #[cfg(feature = "fault-injection")]
+    if bytes.windows(18).any(|w| w == b"LLM_UX_METER_FAULT") {
+        core::arch::wasm32::unreachable();
+    }
     with_stream(handle, |s| s.chunk(bytes, at));
 }
 

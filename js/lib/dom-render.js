@@ -1,0 +1,26 @@
+// Render time from the DOM: a MutationObserver on the chat container attributes text changes to the
+// one stream painting there; the paint time is taken in the next frame. With several such streams at
+// once there is no telling whose text changed, so attribution is left to explicit `rendered()` calls.
+
+/** Watches `container` (an element or a selector) while `streams()` has DOM-rendered streams. */
+export function createDomRender(container, streams) {
+  if (container == null || typeof MutationObserver !== 'function') return null;
+  const inContainer = (node) => {
+    const element = node.nodeType === 1 ? node : node.parentElement;
+    return typeof container === 'string' ? element?.closest(container) != null : container.contains(node);
+  };
+  const observer = new MutationObserver((mutations) => {
+    const painting = streams();
+    if (painting.length === 1 && mutations.some((m) => inContainer(m.target))) painting[0].domChanged();
+  });
+  let watching = false;
+  return {
+    /** Call when a DOM-rendered stream opens or closes. */
+    update() {
+      const wanted = streams().length > 0;
+      if (wanted && !watching) observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+      if (!wanted && watching) observer.disconnect();
+      watching = wanted;
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// A Response whose body passes the app's bytes through the meter: same bytes, same order, read only
+// when and as fast as the app reads (a pull source with no queue of its own), cancel passed through to
+// the network, and the original's `url`, `type` and `redirected`, which `new Response()` would lose.
+
+// A stream the app dropped without reading to the end frees its meter state when collected.
+const collected = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((control) => control.finish('aborted')) : null;
+
+export function meteredResponse(response, control) {
+  const reader = response.body.getReader();
+  const source = {
+    async pull(controller) {
+      let result;
+      try {
+        result = await reader.read();
+      } catch (error) {
+        control.finish(error?.name === 'AbortError' ? 'aborted' : 'failed');
+        controller.error(error);
+        return;
+      }
+      if (result.done) {
+        control.finishAfterPaint('complete');
+        controller.close();
+        return;
+      }
+      control.stream.chunk(result.value);
+      enqueue(controller, result.value);
+    },
+    cancel(reason) {
+      control.finish('aborted');
+      return reader.cancel(reason);
+    },
+  };
+  const body = byteStream(source) ?? new ReadableStream(source, { highWaterMark: 0 });
+  collected?.register(body, control);
+  const metered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  for (const key of ['url', 'type', 'redirected']) {
+    Object.defineProperty(metered, key, { value: response[key], enumerable: true, configurable: true });
+  }
+  return metered;
+}
+
+/** A byte stream, like fetch's own body (so BYOB readers work), where the browser has them. */
+function byteStream(source) {
+  try {
+    return new ReadableStream({ ...source, type: 'bytes' });
+  } catch {
+    return null;
+  }
+}
+
+function enqueue(controller, chunk) {
+  try {
+    controller.enqueue(chunk);
+  } catch (error) {
+    // A byte stream takes ownership of the chunk's buffer; one it cannot transfer goes as a copy.
+    if (!(error instanceof TypeError)) throw error;
+    controller.enqueue(chunk.slice());
+  }
+}

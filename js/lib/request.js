@@ -1,0 +1,61 @@
+// What the hooks know about a request: its URL and method, whether `match` selects it, and the model
+// it asks for (read from a string JSON body only when the response is metered, and never kept).
+
+const MAX_MODEL_BODY = 1 << 20;
+const MAX_MODEL_LENGTH = 128;
+const UI_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
+const DATA_STREAM_HEADER = 'x-vercel-ai-data-stream';
+
+/** `{ url, method, body }` of a fetch call; `body` is the caller's own reference, held until headers. */
+export function describeRequest(input, init) {
+  const request = typeof Request === 'function' && input instanceof Request ? input : null;
+  const url = request ? request.url : input instanceof URL ? input.href : String(input);
+  return { url, method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
+}
+
+/** A predicate over requests from the `match` option (URL prefixes, RegExps, functions, or a list). */
+export function createMatcher(match) {
+  if (match == null) return null;
+  const rules = Array.isArray(match) ? match : [match];
+  return (request) => {
+    const absolute = absoluteUrl(request.url);
+    return rules.some((rule) => {
+      if (typeof rule === 'string') return request.url.startsWith(rule) || absolute.startsWith(rule);
+      if (rule instanceof RegExp) {
+        rule.lastIndex = 0;
+        return rule.test(absolute);
+      }
+      return typeof rule === 'function' && rule(request) === true;
+    });
+  };
+}
+
+/** Whether a response looks like an LLM stream: SSE, NDJSON or an AI SDK stream. */
+export function isStreamResponse(response) {
+  const type = (response.headers.get('content-type') ?? '').toLowerCase();
+  return type.startsWith('text/event-stream') || type.startsWith('application/x-ndjson') ||
+    response.headers.has(UI_STREAM_HEADER) || response.headers.has(DATA_STREAM_HEADER);
+}
+
+/** The model a request names: the JSON body's `model`, else Gemini's `models/{model}:` URL segment. */
+export function requestedModel(request) {
+  const { body, url } = request;
+  if (typeof body === 'string' && body.length <= MAX_MODEL_BODY && body.includes('"model"')) {
+    try {
+      const model = JSON.parse(body).model;
+      if (typeof model === 'string') return model.slice(0, MAX_MODEL_LENGTH);
+    } catch {
+      // Not JSON: no model from the body.
+    }
+  }
+  const gemini = /\/models\/([^/:?]+):stream/.exec(url);
+  return gemini ? decodeURIComponent(gemini[1]).slice(0, MAX_MODEL_LENGTH) : undefined;
+}
+
+function absoluteUrl(url) {
+  try {
+    return new URL(url, globalThis.location?.href).href;
+  } catch {
+    return url;
+  }
+}

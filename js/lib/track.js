@@ -1,0 +1,131 @@
+// One metered stream over a wasm handle. The public side is the manual API (`response`, `chunk`,
+// `rendered`, `end`, `abort`); hooks also drive paints from frames or the DOM, hidden periods, and
+// endings the app did not cause (network errors, leaving the page).
+
+import * as wasm from '../wasm/llm_ux_meter.js';
+import { buildReport, formatCode } from './report.js';
+import { onNextPaint } from './next-paint.js';
+import { pageHidden } from './page-state.js';
+
+const ENDING = { complete: 0, aborted: 1, failed: 2, left: 3 };
+const SOURCE = { dom: 0, explicit: 1, frame: 2 };
+const UI_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
+const DATA_STREAM_HEADER = 'x-vercel-ai-data-stream';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const now = () => performance.now();
+
+/**
+ * Opens a stream. `meter`: { health, active, dimensions(), changed(), report(report) }. `render`: where paint
+ * times come from: 'explicit' (only `rendered()` calls), 'frame' (the frame after each chunk) or 'dom'
+ * (paints the DOM observer attributes). Returns the hooks' handle, whose `stream` is the app's manual
+ * API; `null` when the meter is off.
+ */
+export function openStream(meter, options = {}, render = 'explicit') {
+  const { health, active } = meter;
+  const start = options.start ?? now();
+  const handle = health.guard(() => wasm.open(formatCode(options.format), start), -1);
+  if (handle < 0) return null;
+  const meta = {
+    id: options.id ?? randomId(),
+    startedAt: options.startedAt ?? Math.round(performance.timeOrigin + start),
+    model: options.model,
+    dimensions: { ...meter.dimensions(), ...options.dimensions },
+  };
+  let report = null;
+  let ended = false;
+  let paintPending = false;
+
+  const paint = (at, source) => health.guard(() => wasm.rendered(handle, at, source));
+
+  const finish = (ending, at = now()) => {
+    if (ended) return report;
+    ended = true;
+    active.delete(control);
+    meter.changed();
+    const numbers = health.guard(() => wasm.close(handle, at, ENDING[ending]), null);
+    if (!numbers || numbers.length === 0) return null;
+    const texts = [0, 1].map((which) => health.guard(() => decoder.decode(wasm.text(which)), ''));
+    report = buildReport(numbers, texts, meta);
+    meter.report(report);
+    return report;
+  };
+
+  const stream = {
+    /** The response headers arrived: TTFB, the HTTP status and format hints. */
+    response(response = {}, at = now()) {
+      health.guard(() => {
+        const headers = response.headers ?? {};
+        const get = (name) => (typeof headers.get === 'function' ? headers.get(name) : headers[name]) ?? null;
+        const contentType = response.contentType ?? get('content-type') ?? '';
+        const flags = (get(UI_STREAM_HEADER) != null ? 1 : 0) | (get(DATA_STREAM_HEADER) != null ? 2 : 0);
+        wasm.response(handle, response.status ?? 200, encoder.encode(contentType), flags, at);
+      });
+    },
+    /** The app received a chunk of the body (bytes or text). */
+    chunk(data, at = now()) {
+      if (ended) return;
+      health.guard(() => wasm.chunk(handle, toBytes(data), at));
+      if (render === 'frame') control.paintNextFrame(SOURCE.frame);
+    },
+    /** The app painted the text received so far. Switches a hooked stream to explicit signals. */
+    rendered(at = now()) {
+      render = 'explicit';
+      if (!ended) paint(at, SOURCE.explicit);
+    },
+    /** The stream ended; returns the report (also given to `onReport`). */
+    end(at = now()) {
+      return finish('complete', at);
+    },
+    /** The stream was cancelled; `ok` all the same when its end had already arrived. */
+    abort(at = now()) {
+      return finish('aborted', at);
+    },
+  };
+
+  const control = {
+    stream,
+    get render() {
+      return render;
+    },
+    /** Paints at the next frame (coalesced), from `source`. */
+    paintNextFrame(source = SOURCE.frame) {
+      if (paintPending || ended) return;
+      paintPending = onNextPaint((at) => {
+        paintPending = false;
+        if (!ended && render !== 'explicit') paint(at, source);
+      });
+    },
+    /** The DOM observer saw this stream's text change. */
+    domChanged() {
+      if (render === 'dom') control.paintNextFrame(SOURCE.dom);
+    },
+    hidden() {
+      health.guard(() => wasm.hidden(handle));
+    },
+    /** Ends with `ending`, after the paint of the last chunk when paints come from frames or the DOM. */
+    finishAfterPaint(ending) {
+      if (ended) return;
+      const at = now();
+      if (render === 'explicit' || pageHidden() || !onNextPaint(() => finish(ending, at))) finish(ending, at);
+    },
+    finish,
+  };
+  active.add(control);
+  meter.changed();
+  if (pageHidden()) control.hidden();
+  return control;
+}
+
+function toBytes(data) {
+  if (typeof data === 'string') return encoder.encode(data);
+  if (data instanceof Uint8Array) return data;
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return new Uint8Array(data);
+}
+
+function randomId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
