@@ -20,9 +20,31 @@ export interface Dimensions {
   [name: string]: string | undefined;
 }
 
+/** What a request looks like to `match` and `dimensionsFor`. `body` is the app's own (string) body. */
+export interface RequestInfo {
+  url: string;
+  method: string;
+  body?: unknown;
+}
+
+/** A URL prefix, a RegExp tested on the absolute URL, or a predicate. */
+export type MatchRule = string | RegExp | ((request: RequestInfo) => boolean);
+
 export interface MeterOptions {
   /** Collection endpoint for beacons; `null` (the default for now) sends nothing. */
   endpoint?: string | null;
+  /**
+   * Which fetches the hooks meter. Default: any response with content type `text/event-stream` or
+   * `application/x-ndjson`, or an AI SDK stream header. With `match`, exactly the matching requests.
+   */
+  match?: MatchRule | MatchRule[];
+  /** Per-request dimensions (scenario, variant) for hooked streams; exceptions are contained. */
+  dimensionsFor?: (request: RequestInfo) => Dimensions | undefined;
+  /**
+   * The chat container (element or selector). Hooked streams then take paint times from its DOM
+   * changes (a MutationObserver); without it, from the next frame after each chunk is read.
+   */
+  container?: Element | string;
   /** Called with every finished stream's report. Exceptions it throws are contained and counted. */
   onReport?: (report: Report) => void;
   /** Dimensions added to every report. */
@@ -128,7 +150,22 @@ export interface Meter {
   readonly enabled: boolean;
   /** Errors caught inside the meter. */
   readonly errors: number;
+  /** Streams ended early (as aborted) because 64 were open at once: the idlest goes first. */
+  readonly evicted: number;
+  /** Bytes of WebAssembly memory the meter holds. */
+  readonly wasmMemoryBytes: number;
+  /** Meters a stream by hand (custom transports such as WebSocket, workers, replays). */
   track(options?: TrackOptions): TrackedStream;
+  /** A metered fetch, for SDKs that take fetch when their client is built. */
+  wrapFetch<F extends typeof fetch>(fetchImpl: F): F;
+  /** Meters every later call of `globalThis.fetch`. Idempotent; returns the function that restores it. */
+  installFetch(): () => void;
+  /** Meters every later `EventSource`. Idempotent; returns the function that restores it. */
+  installEventSource(): () => void;
+  /** Merges dimensions into those of streams started from now on. */
+  setDimensions(dimensions: Dimensions): void;
+  /** The metered stream behind a response the hook returned (to call `rendered()`), or null. */
+  streamOf(response: Response): TrackedStream | null;
 }
 
 /** Loads the meter (once per page) and returns it. Never rejects: a meter that cannot load is disabled. */

@@ -7,6 +7,7 @@ import { createFetchHook } from './lib/fetch.js';
 import { createEventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
+import { warmUp } from './lib/warm-up.js';
 
 /**
  * Builds `createMeter` around a function that loads and instantiates the wasm module once
@@ -15,17 +16,20 @@ import { onPageState } from './lib/page-state.js';
 export function makeCreateMeter(load) {
   let loaded;
   return async function createMeter(options = {}) {
-    loaded ??= load().then(() => true, (error) => {
+    loaded ??= load().then((exports) => {
+      warmUp();
+      return exports;
+    }, (error) => {
       console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
-      return false;
+      return null;
     });
     return createMeterApi(options, await loaded);
   };
 }
 
-function createMeterApi(options, enabled) {
+function createMeterApi(options, wasmExports) {
   const { onReport, dimensionsFor, container } = options;
-  const health = createHealth(enabled);
+  const health = createHealth(wasmExports != null);
   const active = new Set();
   let dimensions = { ...options.dimensions };
   const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
@@ -33,7 +37,7 @@ function createMeterApi(options, enabled) {
   const meter = {
     health,
     active,
-    skipped: 0,
+    evicted: 0,
     dimensions: () => dimensions,
     dimensionsOf(request) {
       if (!dimensionsFor) return undefined;
@@ -79,9 +83,13 @@ function createMeterApi(options, enabled) {
     get errors() {
       return health.errors;
     },
-    /** Streams not metered because 64 were already running. */
-    get skipped() {
-      return meter.skipped;
+    /** Bytes of WebAssembly memory the meter holds (it grows with concurrent streams, not their length). */
+    get wasmMemoryBytes() {
+      return wasmExports?.memory?.buffer.byteLength ?? 0;
+    },
+    /** Streams ended early because 64 were open (bodies never read to the end), the idlest first. */
+    get evicted() {
+      return meter.evicted;
     },
     /** Meters a stream by hand (custom transports, replays). */
     track(trackOptions = {}) {

@@ -18,8 +18,11 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** Serves `root` on 127.0.0.1:`port` (0 picks a free port). Resolves to the listening server. */
-export function serveStatic(root, port = 0) {
+/**
+ * Serves `root` on 127.0.0.1:`port` (0 picks a free port). Resolves to the listening server.
+ * `headersFor(path)` may add response headers (a test page's Content Security Policy, say).
+ */
+export function serveStatic(root, port = 0, headersFor = () => ({})) {
   const base = resolve(root);
   const server = createServer(async (req, res) => {
     try {
@@ -28,7 +31,7 @@ export function serveStatic(root, port = 0) {
       if (!file.startsWith(base)) throw Object.assign(new Error('outside root'), { code: 'ENOENT' });
       if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...headersFor(path) });
       res.end(body);
     } catch (error) {
       res.writeHead(error.code === 'ENOENT' ? 404 : 500, { 'content-type': 'text/plain' });

@@ -5,7 +5,11 @@
 import { createMatcher, describeRequest, isStreamResponse, requestedModel } from './request.js';
 import { meteredResponse } from './metered-response.js';
 
-/** Most streams metered at once; more are passed through unmetered (and counted). */
+/**
+ * Most streams metered at once. A body the app never reads to its end never ends; past this many,
+ * the one idle longest is ended as aborted (and counted), so such bodies cost bounded memory.
+ * (Not a FinalizationRegistry: browsers may collect a stream's wrapper while its reader is in use.)
+ */
 const MAX_ACTIVE = 64;
 
 export function createFetchHook(meter, { match }) {
@@ -18,8 +22,9 @@ export function createFetchHook(meter, { match }) {
       const selected = matches ? matches(request) : isStreamResponse(response);
       if (!selected || !response.body || response.type === 'opaque' || response.type === 'opaqueredirect') return response;
       if (meter.active.size >= MAX_ACTIVE) {
-        meter.skipped++;
-        return response;
+        const idlest = [...meter.active].reduce((a, b) => (b.lastActivity < a.lastActivity ? b : a));
+        idlest.finish('aborted');
+        meter.evicted++;
       }
       const control = meter.open({ start: request.start, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
       if (!control) return response;

@@ -2,9 +2,6 @@
 // when and as fast as the app reads (a pull source with no queue of its own), cancel passed through to
 // the network, and the original's `url`, `type` and `redirected`, which `new Response()` would lose.
 
-// A stream the app dropped without reading to the end frees its meter state when collected.
-const collected = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((control) => control.finish('aborted')) : null;
-
 export function meteredResponse(response, control) {
   const reader = response.body.getReader();
   const source = {
@@ -31,7 +28,6 @@ export function meteredResponse(response, control) {
     },
   };
   const body = byteStream(source) ?? new ReadableStream(source, { highWaterMark: 0 });
-  collected?.register(body, control);
   const metered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   for (const key of ['url', 'type', 'redirected']) {
     Object.defineProperty(metered, key, { value: response[key], enumerable: true, configurable: true });

@@ -36,6 +36,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
   let report = null;
   let ended = false;
   let paintPending = false;
+  let lastActivity = start;
 
   const paint = (at, source) => health.guard(() => wasm.rendered(handle, at, source));
 
@@ -66,6 +67,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
     /** The app received a chunk of the body (bytes or text). */
     chunk(data, at = now()) {
       if (ended) return;
+      lastActivity = at;
       health.guard(() => wasm.chunk(handle, toBytes(data), at));
       if (render === 'frame') control.paintNextFrame(SOURCE.frame);
     },
@@ -88,6 +90,9 @@ export function openStream(meter, options = {}, render = 'explicit') {
     stream,
     get render() {
       return render;
+    },
+    get lastActivity() {
+      return lastActivity;
     },
     /** Paints at the next frame (coalesced), from `source`. */
     paintNextFrame(source = SOURCE.frame) {
