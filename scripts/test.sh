@@ -10,8 +10,9 @@ bash scripts/setup.sh --browser
 echo "== native tests: cargo test"
 cargo test --workspace
 
-echo "== build the package"
+echo "== build the package (and the fault-injection test build)"
 bash scripts/build.sh
+bash scripts/build.sh --fault-injection
 
 echo "== wasm tests in headless Chromium: wasm-bindgen-test"
 CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" cargo test --target wasm32-unknown-unknown --test fixtures --test report --test web

@@ -12,6 +12,8 @@ const SOURCE = { dom: 0, explicit: 1, frame: 2 };
 const UI_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
 const DATA_STREAM_HEADER = 'x-vercel-ai-data-stream';
 
+// Big chunks go to wasm in slices: its memory then never grows past a slice per stream.
+const SLICE = 64 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const now = () => performance.now();
@@ -68,7 +70,10 @@ export function openStream(meter, options = {}, render = 'explicit') {
     chunk(data, at = now()) {
       if (ended) return;
       lastActivity = at;
-      health.guard(() => wasm.chunk(handle, toBytes(data), at));
+      health.guard(() => {
+        const bytes = toBytes(data);
+        for (let offset = 0; offset < bytes.length; offset += SLICE) wasm.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
+      });
       if (render === 'frame') control.paintNextFrame(SOURCE.frame);
     },
     /** The app painted the text received so far. Switches a hooked stream to explicit signals. */

@@ -3,6 +3,8 @@
 // transparency (same bytes, same Response, backpressure, cancel), and fault isolation.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { startScriptedServer, planOffsets, resolveSchedule } from '../../scripts/scripted-llm-server.mjs';
@@ -122,3 +124,238 @@ test('match selects exactly the requests to meter: a plain text stream by URL pr
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+/**
+ * Serves a fixture in seeded random pieces (1 to 300 bytes, a little apart), with CORS open:
+ * GET /chunked?file=NAME&seed=N, and /redirect?to=PATH answering 302.
+ */
+function startChunkedServer() {
+  return new Promise((resolve) => {
+    const server = createServer(async (req, res) => {
+      const url = new URL(req.url, 'http://x');
+      if (url.pathname === '/redirect') {
+        res.writeHead(302, { location: url.searchParams.get('to'), 'access-control-allow-origin': '*' });
+        return res.end();
+      }
+      const body = readFileSync(new URL(`../fixtures/streams/${url.searchParams.get('file')}`, import.meta.url));
+      let seed = Number(url.searchParams.get('seed') ?? 1);
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+      res.socket.setNoDelay(true);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-test': 'kept', 'access-control-allow-origin': '*', 'access-control-expose-headers': 'x-test' });
+      for (let at = 0; at < body.length && !res.destroyed;) {
+        const size = 1 + Math.floor(random() * 300);
+        res.write(body.subarray(at, at + size));
+        at += size;
+        await new Promise((r) => setTimeout(r, random() < 0.3 ? 2 : 0));
+      }
+      res.end();
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+test('transparency: the same bytes and the same Response, whatever the chunking and however the app reads', async () => {
+  const chunked = await startChunkedServer();
+  const base = `http://127.0.0.1:${chunked.address().port}`;
+  const { page, problems } = await openHarness();
+  const modes = ['reader', 'text', 'arrayBuffer', 'iterate', 'decoderStream'];
+  const files = ['openai-basic.sse', 'anthropic-thinking.sse', 'gemini-crlf.sse', 'openai-mixed-eol.sse'];
+  let metered = 0;
+  for (const [i, file] of files.entries()) {
+    for (const [j, mode] of modes.entries()) {
+      const url = `${base}/chunked?file=${file}&seed=${i * 10 + j + 1}`;
+      const plain = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m, hooked: false }), [url, mode]);
+      const hooked = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m }), [url, mode]);
+      metered++;
+      assert.equal(hooked.error, null, `${file} ${mode}`);
+      assert.equal(hooked.sha256, plain.sha256, `${file} ${mode}: same bytes`);
+      assert.equal(hooked.length, readFileSync(new URL(`../fixtures/streams/${file}`, import.meta.url)).length, `${file} ${mode}: all bytes`);
+      assert.deepEqual(hooked.props, plain.props, `${file} ${mode}: same Response`);
+      assert.equal(hooked.props.isResponse, true);
+    }
+  }
+  const redirect = `${base}/redirect?to=${encodeURIComponent(`/chunked?file=openai-basic.sse&seed=7`)}`;
+  const plain = await page.evaluate((u) => window.harness.read(u, { hooked: false }), redirect);
+  const hooked = await page.evaluate((u) => window.harness.read(u), redirect);
+  metered++;
+  assert.equal(hooked.props.redirected, true);
+  assert.equal(hooked.props.url, `${base}/chunked?file=openai-basic.sse&seed=7`);
+  assert.deepEqual(hooked.props, plain.props, 'a redirected Response keeps url and redirected');
+  const reports = await page.evaluate(() => window.harness.reports());
+  assert.equal(reports.length, metered, 'every hooked read was metered');
+  assert.ok(reports.every((r) => r.status === 'ok' && r.outputEvents > 0), JSON.stringify(reports.map((r) => [r.status, r.outputEvents])));
+  assert.deepEqual(problems, []);
+  await page.close();
+  chunked.close();
+});
+
+test('cancel and abort reach the network, and the report keeps what was measured', async () => {
+  const { page } = await openHarness();
+  const long = { tokens: 400, ttftMs: 50, tokenMs: 10, seed: 5 };
+  for (const how of ['cancelAfter', 'abortAfter']) {
+    const { url, init } = request('openai', long);
+    const result = await page.evaluate(([u, i, h]) => window.harness.read(u, { init: i, [h]: 6 }), [url, init, how]);
+    if (how === 'abortAfter') assert.equal(result.error, 'AbortError');
+    const closed = await waitFor(() => llm.connections().at(-1).closedBy);
+    assert.equal(closed, 'client', `${how}: the server saw the connection closed`);
+    const report = (await page.evaluate(() => window.harness.reports())).at(-1);
+    assert.equal(report.status, 'aborted', how);
+    assert.ok(report.outputEvents >= 2 && report.ttftArrivalMs > 40 && report.tpotArrivalMs > 0, `${how}: ${JSON.stringify(report)}`);
+  }
+  await page.close();
+});
+
+test('a stream whose end arrived is ok even when the app cancels right after it (as openai-node does)', async () => {
+  const { page } = await openHarness();
+  const { url, init } = request('openai', { tokens: 12, ttftMs: 30, tokenMs: 10, hangAfterDone: 5000 });
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i, cancelOn: '[DONE]' }), [url, init]);
+  const report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.status, 'ok');
+  assert.equal(report.finishReason, 'stop');
+  assert.equal(await waitFor(() => llm.connections().at(-1).closedBy), 'client');
+  await page.close();
+});
+
+test('a 50 MB stream: memory stays flat, and a body the app does not read is not read', async () => {
+  const { page } = await openHarness();
+  const cdp = await page.context().newCDPSession(page);
+  const heap = async () => {
+    await cdp.send('HeapProfiler.collectGarbage');
+    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+  };
+  const big = request('openai', { bytes: 50_000_000 });
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i, draw: false }), [big.url, big.init]);
+  const [heapBefore, wasmBefore] = [await heap(), (await page.evaluate(() => window.harness.health())).wasmMemoryBytes];
+  const result = await page.evaluate(([u, i]) => window.harness.read(u, { init: i, draw: false }), [big.url, big.init]);
+  const [heapAfter, wasmAfter] = [await heap(), (await page.evaluate(() => window.harness.health())).wasmMemoryBytes];
+  assert.ok(result.length >= 49_000_000, `read ${result.length} bytes`);
+  assert.equal(wasmAfter, wasmBefore, 'wasm memory does not grow with a second 50 MB stream');
+  assert.ok(heapAfter - heapBefore < 4_000_000, `JS heap grew by ${heapAfter - heapBefore} bytes`);
+  const report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.status, 'ok');
+  console.log(`memory: 50 MB stream: wasm ${wasmAfter} bytes before and after; JS heap change ${heapAfter - heapBefore} bytes; ${report.outputEvents} output events`);
+
+  // A body the app leaves unread for a while: the meter must not read it meanwhile (it pulls only
+  // when the app does), so the first token reaches the meter when the app reads it, not before.
+  const late = request('openai', { tokens: 5, ttftMs: 20, tokenMs: 5 });
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i, mode: 'unread-then-read', unreadWaitMs: 1000 }), [late.url, late.init]);
+  const lateReport = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.ok(lateReport.ttftArrivalMs >= 1000, `first token seen by the meter at ${lateReport.ttftArrivalMs} ms, before the app read`);
+  await page.close();
+});
+
+test('a trap inside the meter mid-stream: the app still gets every byte, and the meter turns itself off', async () => {
+  const { page, problems } = await openHarness({}, '?pkg=dist-fault');
+  const url = pageUrl('../../fixtures/fault/openai-fault.sse');
+  const plain = await page.evaluate((u) => window.harness.read(u, { hooked: false }), url);
+  const hooked = await page.evaluate((u) => window.harness.read(u), url);
+  assert.equal(hooked.error, null);
+  assert.equal(hooked.sha256, plain.sha256, 'the app text is complete and identical');
+  assert.equal(hooked.rendered, plain.rendered);
+  const health = await page.evaluate(() => window.harness.health());
+  assert.equal(health.enabled, false, 'a trapped meter disables itself');
+  assert.ok(health.errors >= 1);
+  const after = await page.evaluate((u) => window.harness.read(u), pageUrl('../../fixtures/streams/openai-basic.sse'));
+  assert.equal(after.error, null, 'later fetches pass through');
+  assert.deepEqual(problems, [], 'the page saw no exception');
+  await page.close();
+});
+
+test('a Content Security Policy without wasm-unsafe-eval: a disabled meter, one warning, the app unharmed', async () => {
+  const page = await browser.newPage();
+  const warnings = [];
+  page.on('console', (m) => m.type() === 'warning' && warnings.push(m.text()));
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(pageUrl('csp.html'));
+  const result = await page.waitForFunction(() => window.result).then((h) => h.jsonValue());
+  assert.equal(result.enabled, false);
+  assert.equal(result.status, 200, 'fetch through installFetch still works');
+  assert.equal(result.report, null);
+  const ours = warnings.filter((w) => w.includes('llm-ux-meter'));
+  assert.equal(ours.length, 1, warnings.join('\n'));
+  assert.match(ours[0], /wasm-unsafe-eval/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('render time from the DOM, from explicit signals, and none while the page is hidden', async () => {
+  const { page } = await openHarness({ container: '#chat' });
+  const { url, init } = request('anthropic', { tokens: 20, ttftMs: 60, tokenMs: 15, seed: 2 });
+  const dom = await page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [url, init]);
+  let report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.renderSource, 'dom');
+  const firstTokenPaint = dom.paints.find((t) => t >= report.ttftArrivalMs);
+  assert.ok(Math.abs(report.ttftMs - firstTokenPaint) <= 1000 / 60, `dom: ${report.ttftMs} vs ${firstTokenPaint}`);
+  assert.ok(report.tpotMs > 0 && report.gaps.p50 > 0);
+
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i, wrapped: true, explicit: true }), [url, init]);
+  report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.renderSource, 'explicit');
+  assert.ok(report.ttftMs >= report.ttftArrivalMs);
+
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i, hideAfter: 4 }), [url, init]);
+  report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.hidden, true);
+  assert.equal(report.ttftMs, null);
+  assert.equal(report.renderSource, null);
+  assert.ok(report.ttftArrivalMs > 0 && report.tpotArrivalMs > 0, 'arrival fields hold');
+  await page.close();
+});
+
+test('leaving the page mid-stream reports the stream as incomplete', async () => {
+  const { page } = await openHarness({ persist: true });
+  await page.evaluate(() => window.harness.clearPersisted());
+  const { url, init } = request('openai', { tokens: 300, ttftMs: 30, tokenMs: 20 });
+  page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [url, init]).catch(() => {});
+  await new Promise((r) => setTimeout(r, 400));
+  await page.goto(pageUrl('capture.html'));
+  await page.waitForFunction(() => window.ready);
+  const reports = await page.evaluate(() => window.harness.persisted());
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0].status, 'incomplete');
+  assert.ok(reports[0].outputEvents > 3);
+  await page.close();
+});
+
+test('dimensions, the model from the request body, and EventSource', async () => {
+  const { page } = await openHarness({ dimensions: { scenario: 'static', appVersion: '1.2' }, scenarioFromUrl: true });
+  await page.evaluate(() => window.harness.setDimensions({ variant: 'A' }));
+  const data = request('ai-sdk-data', { tokens: 5, ttftMs: 20, tokenMs: 5 }, 'body-model');
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [data.url, data.init]);
+  let report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.equal(report.model, 'body-model', 'AI SDK data streams name no model: it comes from the request');
+  assert.equal(report.scenario, '/api/data-chat', 'dimensionsFor wins over static dimensions');
+  assert.equal(report.variant, 'B');
+
+  const source = `${llm.url}/v1/chat/completions?model=es-model&tokens=8&ttftMs=20&tokenMs=10`;
+  const events = await page.evaluate((u) => new Promise((resolve) => {
+    window.harness.installEventSource();
+    const es = new EventSource(u);
+    let count = 0;
+    es.onmessage = (e) => {
+      count++;
+      if (e.data === '[DONE]') {
+        es.close();
+        setTimeout(() => resolve(count), 100);
+      }
+    };
+  }), source);
+  report = (await page.evaluate(() => window.harness.reports())).at(-1);
+  assert.ok(events >= 10);
+  assert.equal(report.format, 'openai');
+  assert.equal(report.model, 'es-model');
+  assert.equal(report.status, 'ok');
+  assert.equal(report.outputEvents, 8);
+  assert.ok(report.ttftArrivalMs >= 20 && report.tpotArrivalMs > 5, JSON.stringify(report));
+  await page.close();
+});
+
+async function waitFor(fn, timeoutMs = 2000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = fn();
+    if (value || Date.now() > end) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

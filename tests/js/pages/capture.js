@@ -36,17 +36,36 @@ function concat(chunks) {
 window.harness = {
   async init(options = {}) {
     reports.length = 0;
-    meter = await createMeter({ ...options, onReport: (r) => reports.push(r) });
-    if (options.install !== false) meter.installFetch();
+    const { install = true, persist = false, scenarioFromUrl = false, ...meterOptions } = options;
+    meter = await createMeter({
+      ...meterOptions,
+      ...(scenarioFromUrl && { dimensionsFor: (request) => ({ scenario: new URL(request.url).pathname, variant: 'B' }) }),
+      onReport: (r) => {
+        reports.push(r);
+        // Survives navigation, for the tests of leaving the page mid-stream.
+        if (persist) localStorage.setItem('reports', JSON.stringify([...JSON.parse(localStorage.getItem('reports') ?? '[]'), r]));
+      },
+    });
+    if (install) meter.installFetch();
     return { enabled: meter.enabled };
+  },
+  setDimensions: (d) => meter.setDimensions(d),
+  installEventSource: () => meter.installEventSource(),
+  persisted: () => JSON.parse(localStorage.getItem('reports') ?? '[]'),
+  clearPersisted: () => localStorage.removeItem('reports'),
+  /** Pretends the page was hidden (as a tab switch would), for the next `hideAfter` chunks' stream. */
+  hide() {
+    Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
   },
   reports: () => reports.slice(),
   health: () => ({ enabled: meter.enabled, errors: meter.errors, wasmMemoryBytes: meter.wasmMemoryBytes }),
 
   /** Fetches and reads `url` the way `mode` says, rendering text as it arrives. */
-  async read(url, { init, mode = 'reader', hooked = true, cancelAfter = null, abortAfter = null } = {}) {
+  async read(url, { init, mode = 'reader', hooked = true, wrapped = false, explicit = false, draw = true,
+    cancelAfter = null, abortAfter = null, cancelOn = null, hideAfter = null, unreadWaitMs = 0 } = {}) {
     const controller = new AbortController();
-    const doFetch = hooked ? globalThis.fetch : originalFetch;
+    const doFetch = wrapped ? meter.wrapFetch(originalFetch) : hooked ? globalThis.fetch : originalFetch;
     chat.textContent = '';
     const fetchStart = performance.now();
     const response = await doFetch(url, { ...init, signal: controller.signal });
@@ -57,9 +76,12 @@ window.harness = {
     const arrivals = [];
     const paints = [];
     const render = (text) => {
-      if (!text) return;
+      if (!text || !draw) return;
       chat.append(text);
-      nextPaint().then((t) => paints.push(t - fetchStart));
+      nextPaint().then((t) => {
+        paints.push(t - fetchStart);
+        if (explicit) meter.streamOf(response)?.rendered(t);
+      });
     };
     let bytes;
     let error = null;
@@ -89,25 +111,39 @@ window.harness = {
           render(text.decode(chunk, { stream: true }));
         }
         bytes = concat(chunks);
-      } else if (mode === 'unread') {
-        bytes = new Uint8Array(0);
+      } else if (mode === 'unread-then-read') {
+        await new Promise((r) => setTimeout(r, unreadWaitMs));
+        bytes = new Uint8Array(await response.arrayBuffer());
       } else {
         const reader = response.body.getReader();
         const chunks = [];
         const text = decoder();
+        let seen = '';
+        let length = 0;
         for (let n = 0; ; n++) {
           if (n === cancelAfter) {
             await reader.cancel('enough');
             break;
           }
           if (n === abortAfter) controller.abort();
+          if (n === hideAfter) window.harness.hide();
           const { done, value } = await reader.read();
           if (done) break;
           arrivals.push(performance.now());
-          chunks.push(value);
-          render(text.decode(value, { stream: true }));
+          length += value.length;
+          if (draw) chunks.push(value);
+          const decoded = text.decode(value, { stream: true });
+          render(decoded);
+          if (cancelOn) {
+            seen = (seen + decoded).slice(-200);
+            if (seen.includes(cancelOn)) {
+              // As openai-node does after [DONE]: stop reading and cancel the body.
+              await reader.cancel();
+              break;
+            }
+          }
         }
-        bytes = concat(chunks);
+        bytes = draw ? concat(chunks) : { length };
       }
     } catch (e) {
       error = e.name;
@@ -116,7 +152,7 @@ window.harness = {
     await nextPaint();
     await nextPaint();
     return {
-      props, error, length: bytes?.length ?? 0, sha256: bytes ? await sha256(bytes) : null,
+      props, error, length: bytes?.length ?? 0, sha256: bytes instanceof Uint8Array ? await sha256(bytes) : null,
       fetchStart, arrivals: arrivals.map((t) => t - fetchStart), paints: [...new Set(paints)],
       rendered: chat.textContent.length,
     };
