@@ -28,11 +28,22 @@ export function meteredResponse(response, control) {
     },
   };
   const body = byteStream(source) ?? new ReadableStream(source, { highWaterMark: 0 });
-  const metered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return keepIdentity(new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers }), response);
+}
+
+/** Gives `rebuilt` the original's `url`, `type` and `redirected`, on itself and on its clones. */
+function keepIdentity(rebuilt, original) {
   for (const key of ['url', 'type', 'redirected']) {
-    Object.defineProperty(metered, key, { value: response[key], enumerable: true, configurable: true });
+    Object.defineProperty(rebuilt, key, { value: original[key], enumerable: true, configurable: true });
   }
-  return metered;
+  Object.defineProperty(rebuilt, 'clone', {
+    value: function clone() {
+      return keepIdentity(Response.prototype.clone.call(this), original);
+    },
+    configurable: true,
+    writable: true,
+  });
+  return rebuilt;
 }
 
 /** A byte stream, like fetch's own body (so BYOB readers work), where the browser has them. */

@@ -164,8 +164,8 @@ test('transparency: the same bytes and the same Response, whatever the chunking 
   for (const [i, file] of files.entries()) {
     for (const [j, mode] of modes.entries()) {
       const url = `${base}/chunked?file=${file}&seed=${i * 10 + j + 1}`;
-      const plain = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m, hooked: false }), [url, mode]);
-      const hooked = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m }), [url, mode]);
+      const plain = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m, hooked: false, clone: true }), [url, mode]);
+      const hooked = await page.evaluate(([u, m]) => window.harness.read(u, { mode: m, clone: true }), [url, mode]);
       metered++;
       assert.equal(hooked.error, null, `${file} ${mode}`);
       assert.equal(hooked.sha256, plain.sha256, `${file} ${mode}: same bytes`);
@@ -175,8 +175,8 @@ test('transparency: the same bytes and the same Response, whatever the chunking 
     }
   }
   const redirect = `${base}/redirect?to=${encodeURIComponent(`/chunked?file=openai-basic.sse&seed=7`)}`;
-  const plain = await page.evaluate((u) => window.harness.read(u, { hooked: false }), redirect);
-  const hooked = await page.evaluate((u) => window.harness.read(u), redirect);
+  const plain = await page.evaluate((u) => window.harness.read(u, { hooked: false, clone: true }), redirect);
+  const hooked = await page.evaluate((u) => window.harness.read(u, { clone: true }), redirect);
   metered++;
   assert.equal(hooked.props.redirected, true);
   assert.equal(hooked.props.url, `${base}/chunked?file=openai-basic.sse&seed=7`);

@@ -63,7 +63,7 @@ window.harness = {
 
   /** Fetches and reads `url` the way `mode` says, rendering text as it arrives. */
   async read(url, { init, mode = 'reader', hooked = true, wrapped = false, explicit = false, draw = true,
-    cancelAfter = null, abortAfter = null, cancelOn = null, hideAfter = null, unreadWaitMs = 0 } = {}) {
+    cancelAfter = null, abortAfter = null, cancelOn = null, hideAfter = null, unreadWaitMs = 0, clone = false } = {}) {
     const controller = new AbortController();
     const doFetch = wrapped ? meter.wrapFetch(originalFetch) : hooked ? globalThis.fetch : originalFetch;
     chat.textContent = '';
@@ -72,6 +72,8 @@ window.harness = {
     const props = {
       url: response.url, status: response.status, statusText: response.statusText, ok: response.ok, type: response.type,
       redirected: response.redirected, isResponse: response instanceof Response, headers: [...response.headers],
+      // A clone tees the body: only where the test asks (small bodies).
+      cloneUrl: clone ? response.clone().url : null,
     };
     const arrivals = [];
     const paints = [];
