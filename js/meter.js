@@ -8,6 +8,7 @@ import { createEventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
+import { createBeacons } from './lib/beacons/beacons.js';
 
 /**
  * Builds `createMeter` around a function that loads and instantiates the wasm module once
@@ -30,6 +31,9 @@ export function makeCreateMeter(load) {
 function createMeterApi(options, wasmExports) {
   const { onReport, dimensionsFor, container } = options;
   const health = createHealth(wasmExports != null);
+  // Beacons use the page's fetch from before any hook, so they are never metered themselves.
+  const pageFetch = globalThis.fetch?.bind(globalThis);
+  const beacons = options.endpoint && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
   const active = new Set();
   let dimensions = { ...options.dimensions };
   const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
@@ -56,6 +60,7 @@ function createMeterApi(options, wasmExports) {
       domRender?.update();
     },
     report(report) {
+      health.guard(() => beacons?.add(report));
       if (!onReport) return;
       try {
         onReport(report);
@@ -66,13 +71,25 @@ function createMeterApi(options, wasmExports) {
     },
   };
 
-  onPageState({
-    hidden: () => active.forEach((control) => control.hidden()),
-    left: () => active.forEach((control) => control.finish('left')),
+  // Streams first: a stream cut off by leaving the page is reported before the queue goes out.
+  const sendNow = () => health.guard(() => beacons?.exit());
+  const unsubscribe = onPageState({
+    hidden: () => {
+      active.forEach((control) => control.hidden());
+      sendNow();
+    },
+    left: () => {
+      active.forEach((control) => control.finish('left'));
+      sendNow();
+    },
+    frozen: sendNow,
+    restored: () => beacons?.newPage(),
+    online: () => beacons?.wake(),
   });
   const fetchHook = createFetchHook(meter, options);
   const eventSourceHook = createEventSourceHook(meter);
   const noop = () => {};
+  const restorers = [];
 
   return {
     /** False when WebAssembly could not load (CSP) or after a trap inside the meter. */
@@ -101,11 +118,29 @@ function createMeterApi(options, wasmExports) {
     },
     /** Meters every later `fetch` of the page; returns the function that restores the original. */
     installFetch() {
-      return health.enabled ? fetchHook.installFetch() : noop;
+      const restore = health.enabled ? fetchHook.installFetch() : noop;
+      restorers.push(restore);
+      return restore;
     },
     /** Meters every later `EventSource`; returns the function that restores the original. */
     installEventSource() {
-      return health.enabled ? eventSourceHook.installEventSource() : noop;
+      const restore = health.enabled ? eventSourceHook.installEventSource() : noop;
+      restorers.push(restore);
+      return restore;
+    },
+    /** Sends every queued record now; resolves when none is left to send. */
+    flush() {
+      return beacons ? beacons.flush() : Promise.resolve();
+    },
+    /** Delivery counters: records sent, dropped by reason, queued; the session and its sampling. */
+    get delivery() {
+      return beacons?.stats() ?? null;
+    },
+    /** Flushes, removes the hooks and stops listening to the page. */
+    async destroy() {
+      restorers.splice(0).forEach((restore) => restore());
+      unsubscribe();
+      await this.flush();
     },
     /** Merges `more` into the dimensions of streams started from now on. */
     setDimensions(more) {

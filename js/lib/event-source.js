@@ -8,7 +8,7 @@ export function createEventSourceHook(meter) {
   let restore = null;
 
   function meterSource(source, url) {
-    const open = () => meter.open({ start: now(), dimensions: meter.dimensionsOf({ url: String(url), method: 'GET' }) });
+    const open = () => meter.open({ start: now(), url: String(url), dimensions: meter.dimensionsOf({ url: String(url), method: 'GET' }) });
     let control = open();
     const onEvent = (event) => {
       control ??= open();

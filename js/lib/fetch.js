@@ -26,7 +26,7 @@ export function createFetchHook(meter, { match }) {
         idlest.finish('aborted');
         meter.evicted++;
       }
-      const control = meter.open({ start: request.start, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
+      const control = meter.open({ start: request.start, url: response.url || request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
       if (!control) return response;
       control.stream.response(response);
       const metered = meteredResponse(response, control);
@@ -40,7 +40,7 @@ export function createFetchHook(meter, { match }) {
 
   function failed(request, error) {
     try {
-      if (matches?.(request)) meter.open({ start: request.start, model: requestedModel(request), dimensions: meter.dimensionsOf(request) })?.finish(error?.name === 'AbortError' ? 'aborted' : 'failed');
+      if (matches?.(request)) meter.open({ start: request.start, url: request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) })?.finish(error?.name === 'AbortError' ? 'aborted' : 'failed');
     } catch (meterError) {
       meter.health.fail(meterError);
     }

@@ -17,7 +17,7 @@ export function formatCode(format) {
 }
 
 /** `n`: the report's numbers (NaN is null); `texts`: [model, finish reason]; `meta`: what JS knows. */
-export function buildReport(n, texts, { id, startedAt, model, dimensions }) {
+export function buildReport(n, texts, { id, startedAt, model, url, dimensions }) {
   const num = (i) => (Number.isNaN(n[i]) ? null : n[i]);
   const quantiles = (i) => (Number.isNaN(n[i]) ? null : { p50: n[i], p90: n[i + 1], p99: n[i + 2], max: n[i + 3] });
   return {
@@ -26,6 +26,8 @@ export function buildReport(n, texts, { id, startedAt, model, dimensions }) {
     model: texts[0] || model || null,
     scenario: dimensions.scenario ?? null,
     variant: dimensions.variant ?? null,
+    appVersion: dimensions.appVersion ?? null,
+    url: url ?? null,
     format: FORMATS[n[0]] ?? null,
     status: STATUSES[n[1]],
     httpStatus: num(2),

@@ -33,6 +33,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
     id: options.id ?? randomId(),
     startedAt: options.startedAt ?? Math.round(performance.timeOrigin + start),
     model: options.model,
+    url: options.url,
     dimensions: { ...meter.dimensions(), ...options.dimensions },
   };
   let report = null;

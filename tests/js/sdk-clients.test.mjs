@@ -20,9 +20,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 // Loopback bounds. TTFT: the page starts its clock when it calls fetch, the server when the POST
 // arrives, so the measured TTFT is the planned offset plus the CORS preflight where one is due (JSON and
 // the SDKs' custom headers need one), the request's trip and the first event's delivery to the page's
-// main thread: 3 to 8 ms on a warm loopback page, so 25 ms leaves room for a busy machine. TPOT is (last arrival - first arrival) / (N - 1): the server writes every event
-// on its absolute target, so only the first and last deliveries' lateness counts, divided by N - 1
-// (24 to 39 here); 2 ms is then a generous bound.
+// main thread: 3 to 8 ms on a warm loopback page, so 25 ms leaves room for a busy machine. TPOT is
+// (last arrival - first arrival) / (N - 1): the server writes every event on its absolute target, so
+// only the first and last deliveries' lateness counts, divided by N - 1 (24 to 39 here); 2 ms is then
+// a generous bound.
 const TTFT_SLACK_MS = 25;
 const TPOT_SLACK_MS = 2;
 
@@ -76,12 +77,12 @@ after(async () => {
 });
 
 /** Checks the arrival timings against the planned offsets; returns the deltas (measured - planned). */
-function checkTimings(report, offsets, label) {
+function checkTimings(t, report, offsets, label) {
   const ttftDelta = report.ttftArrivalMs - offsets[0];
   // TPOT divides by the report's N (usage or estimate), so the planned figure does too.
   const plannedTpot = (offsets.at(-1) - offsets[0]) / (report.outputTokens - 1);
   const tpotDelta = report.tpotArrivalMs - plannedTpot;
-  console.log(`# ${label}: ttftArrivalMs ${report.ttftArrivalMs.toFixed(2)} (planned ${offsets[0]}, +${ttftDelta.toFixed(2)} ms), ` +
+  t.diagnostic(`${label}: ttftArrivalMs ${report.ttftArrivalMs.toFixed(2)} (planned ${offsets[0]}, +${ttftDelta.toFixed(2)} ms), ` +
     `tpotArrivalMs ${report.tpotArrivalMs.toFixed(3)} (planned ${plannedTpot.toFixed(3)}, ${tpotDelta >= 0 ? '+' : ''}${tpotDelta.toFixed(3)} ms), ` +
     `ttftMs ${report.ttftMs?.toFixed(2)} (${report.renderSource})`);
   // Never earlier than planned (the client's clock starts first), allowing for timer coarsening.
@@ -99,7 +100,7 @@ function checkPage(result) {
   assert.equal(result.errors, 0);
 }
 
-test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, async () => {
+test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, async (t) => {
   const result = await page.evaluate(() => window.openaiSdk({ model: 'fast' }));
   checkPage(result);
   assert.equal(result.fetchPatched, false, 'wrapFetch must not touch globalThis.fetch');
@@ -120,7 +121,7 @@ test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, 
   assert.equal(report.tokenSource, 'usage');
   assert.equal(report.outputTokens, schedule.tokens);
   assert.equal(report.outputEventsByKind.answer, schedule.tokens);
-  checkTimings(report, offsets, 'openai-node');
+  checkTimings(t, report, offsets, 'openai-node');
   assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
 
   const connection = llm.connections().find((c) => c.id === result.connection);
@@ -129,7 +130,7 @@ test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, 
   assert.ok(connection.closedAt !== null && connection.closedBy !== null, `connection still open: ${JSON.stringify(connection)}`);
 });
 
-test('the AI SDK DefaultChatTransport through the patched global fetch', { timeout: 15_000 }, async () => {
+test('the AI SDK DefaultChatTransport through the patched global fetch', { timeout: 15_000 }, async (t) => {
   const installed = await page.evaluate(() => window.installFetch());
   assert.equal(installed.fetchPatched, true);
   const query = { tokens: '30', ttftMs: '120', tokenMs: '12', seed: '7' };
@@ -147,14 +148,14 @@ test('the AI SDK DefaultChatTransport through the patched global fetch', { timeo
   // The UI message stream carries no token usage the meter reads: N is estimated from the text.
   assert.equal(report.tokenSource, 'estimate');
   assert.ok(report.outputTokens > 0);
-  checkTimings(report, offsets, 'ai-sdk-ui');
+  checkTimings(t, report, offsets, 'ai-sdk-ui');
   assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
 
   const connection = llm.connections().filter((c) => c.method === 'POST' && c.path === '/api/ui-chat').at(-1);
   assert.ok(connection.closedAt !== null, `connection still open: ${JSON.stringify(connection)}`);
 });
 
-test('plain fetch and a reader over an Anthropic stream, through the patched global fetch', { timeout: 15_000 }, async () => {
+test('plain fetch and a reader over an Anthropic stream, through the patched global fetch', { timeout: 15_000 }, async (t) => {
   const schedule = { tokens: 25, ttftMs: 200, tokenMs: 10, seed: 3 };
   const result = await page.evaluate((args) => window.plainAnthropic(args), { model: 'claude-scripted', schedule });
   checkPage(result);
@@ -172,7 +173,7 @@ test('plain fetch and a reader over an Anthropic stream, through the patched glo
   assert.equal(report.tokenSource, 'usage');
   assert.equal(report.outputTokens, schedule.tokens);
   assert.equal(report.outputEventsByKind.answer, schedule.tokens);
-  checkTimings(report, offsets, 'anthropic');
+  checkTimings(t, report, offsets, 'anthropic');
   assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
 
   const connection = llm.connections().find((c) => c.id === result.connection);

@@ -1,0 +1,219 @@
+// Delivery of stream records to the collection endpoint: batched (count, bytes, time), flushed at once
+// when the page is hidden, left or frozen, retried with backoff when the endpoint fails, bounded in
+// memory, and kept in localStorage when the page goes before they could be sent.
+
+import { createTransport, EXIT_PAYLOAD_BYTES } from './transport.js';
+import { isSampled } from './sampling.js';
+import { pageContext } from './page-context.js';
+import { randomId, sessionIdFor } from './session.js';
+import { store, takeStored } from './storage.js';
+import { toOtlp } from './otlp.js';
+
+export const ENVELOPE_VERSION = 1;
+const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
+/** Bounds of what waits for a retry, and of what is kept for the next page load. */
+const MAX_QUEUED_RECORDS = 1000;
+const MAX_QUEUED_BYTES = 1024 * 1024;
+const MAX_STORED_BYTES = 256 * 1024;
+const BACKOFF_MIN_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+/**
+ * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
+ * stripUrlQuery, fetchImpl }. `health` contains errors of `beforeSend`.
+ */
+export function createBeacons(options, health) {
+  const { endpoint, beforeSend, fetchImpl } = options;
+  const limits = { ...DEFAULTS, ...options.batch };
+  const otlp = options.format === 'otlp';
+  const sampleRate = options.sampleRate ?? 1;
+  const sessionId = sessionIdFor(options.sessionId);
+  const sampled = isSampled(sessionId, sampleRate);
+  const context = pageContext();
+  const transport = createTransport(endpoint, { contentType: otlp ? 'application/json' : 'text/plain;charset=UTF-8', fetchImpl });
+  let pageId = randomId();
+
+  let current = [];
+  let currentBytes = 0;
+  let timer = null;
+  const queue = []; // batches waiting to be sent: { batchId, records, bytes, attempt }
+  let queuedBytes = 0;
+  let inFlight = false;
+  let retryTimer = null;
+  let failures = 0;
+  const waiters = [];
+  const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0 } };
+
+  const sizeOf = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
+
+  function envelope(batch) {
+    if (otlp) return JSON.stringify(toOtlp(batch.records, { 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }));
+    return JSON.stringify({
+      v: ENVELOPE_VERSION,
+      def: batch.records[0]?.def ?? 1,
+      sentAt: Date.now(),
+      sessionId,
+      pageId,
+      batchId: batch.batchId,
+      retry: batch.attempt,
+      sampleRate,
+      records: batch.records,
+    });
+  }
+
+  /** Adds a finished stream's report (if this session is sampled and `beforeSend` keeps it). */
+  function add(report) {
+    if (!sampled) return;
+    let record = { ...report, ...context };
+    if (report.url && options.stripUrlQuery !== false) record.url = report.url.replace(/[?#].*$/, '');
+    if (beforeSend) {
+      try {
+        record = beforeSend(record);
+      } catch (error) {
+        health.fail(error);
+        record = null;
+      }
+      if (record == null || record === false) {
+        stats.dropped.beforeSend++;
+        return;
+      }
+    }
+    const bytes = sizeOf(record);
+    if (bytes > EXIT_PAYLOAD_BYTES - 1024) {
+      stats.dropped.tooLarge++;
+      return;
+    }
+    if (current.length > 0 && currentBytes + bytes > limits.maxBytes) flushCurrent();
+    current.push(record);
+    currentBytes += bytes;
+    if (current.length >= limits.maxRecords || currentBytes >= limits.maxBytes) flushCurrent();
+    else timer ??= setTimeout(flushCurrent, limits.maxDelayMs);
+  }
+
+  /** Moves the current batch to the send queue (and starts sending, unless the page is going). */
+  function flushCurrent(send = true) {
+    clearTimeout(timer);
+    timer = null;
+    if (current.length === 0) return;
+    enqueue(current, currentBytes);
+    current = [];
+    currentBytes = 0;
+    if (send) pump();
+  }
+
+  function enqueue(records, bytes) {
+    queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
+    queuedBytes += bytes;
+    // Bounded: past the limits the oldest batches go, and are counted.
+    while (queue.length > 1 && (queuedBytes > MAX_QUEUED_BYTES || queue.reduce((n, b) => n + b.records.length, 0) > MAX_QUEUED_RECORDS)) {
+      const oldest = queue.splice(inFlight ? 1 : 0, 1)[0];
+      queuedBytes -= oldest.bytes;
+      stats.dropped.queueFull += oldest.records.length;
+    }
+  }
+
+  async function pump() {
+    if (inFlight || retryTimer || queue.length === 0) return settle();
+    inFlight = true;
+    const batch = queue[0];
+    const result = await transport.send(envelope(batch));
+    inFlight = false;
+    if (queue[0] !== batch) return pump(); // taken by the exit path meanwhile
+    if (result.ok || !result.retryable) {
+      queue.shift();
+      queuedBytes -= batch.bytes;
+      if (result.ok) stats.sent += batch.records.length;
+      else stats.dropped.rejected += batch.records.length;
+      failures = 0;
+      return pump();
+    }
+    batch.attempt++;
+    failures++;
+    const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
+    retryTimer = setTimeout(retryNow, Math.max(backoff, result.retryAfterMs ?? 0));
+  }
+
+  function retryNow() {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    pump();
+  }
+
+  function settle() {
+    if (queue.length === 0 && current.length === 0 && !inFlight) waiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  /** The page may be going: hand everything to the browser now, and keep what it would not take. */
+  function exit() {
+    flushCurrent(false);
+    let budget = EXIT_PAYLOAD_BYTES;
+    const endpointDown = failures > 0;
+    const leftover = [];
+    for (const batch of queue.splice(0)) {
+      // A failing endpoint would fail these too, and there is no retry on exit: keep them for later.
+      if (endpointDown) {
+        leftover.push(...batch.records);
+        continue;
+      }
+      for (const piece of pieces(batch.records)) {
+        const body = envelope({ ...batch, batchId: randomId(), records: piece.records });
+        const bytes = new TextEncoder().encode(body).length;
+        if (bytes <= budget && transport.sendOnExit(body)) {
+          budget -= bytes;
+          stats.sent += piece.records.length;
+        } else {
+          leftover.push(...piece.records);
+        }
+      }
+    }
+    queuedBytes = 0;
+    stats.dropped.storageFull += store(leftover, MAX_STORED_BYTES);
+    settle();
+  }
+
+  /** Splits records into payloads under the exit quota. */
+  function pieces(records) {
+    const out = [];
+    let piece = { records: [], bytes: 1024 };
+    for (const record of records) {
+      const bytes = sizeOf(record) + 1;
+      if (piece.records.length > 0 && piece.bytes + bytes > EXIT_PAYLOAD_BYTES) {
+        out.push(piece);
+        piece = { records: [], bytes: 1024 };
+      }
+      piece.records.push(record);
+      piece.bytes += bytes;
+    }
+    if (piece.records.length > 0) out.push(piece);
+    return out;
+  }
+
+  // What the previous page could not send goes first.
+  const stored = takeStored();
+  for (let i = 0; i < stored.length; i += limits.maxRecords) {
+    const records = stored.slice(i, i + limits.maxRecords);
+    enqueue(records, sizeOf(records));
+  }
+  pump();
+
+  return {
+    add,
+    exit,
+    /** The endpoint may be back (the browser went online): retry at once. */
+    wake() {
+      if (retryTimer) retryNow();
+    },
+    /** A new page visit (restored from the back/forward cache). */
+    newPage() {
+      pageId = randomId();
+    },
+    /** Sends everything now; resolves when nothing is left to send. */
+    flush() {
+      flushCurrent();
+      const done = new Promise((resolve) => waiters.push(resolve));
+      settle();
+      return done;
+    },
+    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queue.reduce((n, b) => n + b.records.length, 0) + current.length, sampled, sessionId }),
+  };
+}

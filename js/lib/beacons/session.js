@@ -1,0 +1,24 @@
+// Session and page identity. The session id lives in sessionStorage (one tab's visit, across reloads),
+// so sampling and A/B analysis see one decision per session; the page id is new per page view and
+// after a back/forward-cache restore, which counts as a new visit.
+
+const KEY = 'llm-ux-meter:session';
+
+export function randomId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The tab's session id: `given`, else the stored one, else a new one (stored when storage allows). */
+export function sessionIdFor(given) {
+  if (given) return String(given);
+  try {
+    const stored = sessionStorage.getItem(KEY);
+    if (stored) return stored;
+    const id = randomId();
+    sessionStorage.setItem(KEY, id);
+    return id;
+  } catch {
+    return randomId();
+  }
+}

@@ -1,0 +1,35 @@
+// Records that could not be sent before the page went away wait in localStorage (bounded) and are
+// sent on the next page load of the same origin.
+
+const KEY = 'llm-ux-meter:unsent';
+
+/** Takes (and removes) the stored records. */
+export function takeStored() {
+  try {
+    const stored = localStorage.getItem(KEY);
+    localStorage.removeItem(KEY);
+    const records = stored ? JSON.parse(stored) : [];
+    return Array.isArray(records) ? records : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Stores `records` after any already stored, newest kept within `maxBytes`; returns how many were dropped. */
+export function store(records, maxBytes) {
+  if (records.length === 0) return 0;
+  try {
+    const all = [...takeStored(), ...records];
+    let json = JSON.stringify(all);
+    let dropped = 0;
+    while (json.length > maxBytes && all.length > 0) {
+      all.shift();
+      dropped++;
+      json = JSON.stringify(all);
+    }
+    if (all.length > 0) localStorage.setItem(KEY, json);
+    return dropped;
+  } catch {
+    return records.length;
+  }
+}

@@ -1,0 +1,43 @@
+// Sending a payload. Normal flushes use fetch and report whether a failure is worth retrying (network
+// errors, 408, 429, 5xx). On page exit there is no time to wait: sendBeacon, else a keepalive fetch,
+// each only for a payload under the browser's 64 KiB in-flight quota; what neither takes is returned.
+
+import { retryAfterMs } from './retry-after.js';
+
+/** Bodies stay this far under the 64 KiB keepalive quota (which other scripts share). */
+export const EXIT_PAYLOAD_BYTES = 60 * 1024;
+
+/**
+ * `contentType`: 'text/plain' (no CORS preflight; sendBeacon can send it) or 'application/json'
+ * (OTLP collectors want it). `fetchImpl` is the page's fetch from before any hook.
+ */
+export function createTransport(endpoint, { contentType, fetchImpl }) {
+  const simple = contentType.startsWith('text/plain');
+  return {
+    /** Resolves to { ok, retryable, retryAfterMs }. Never rejects. */
+    async send(body) {
+      try {
+        const response = await fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, credentials: 'omit' });
+        const status = response.status;
+        return {
+          ok: response.ok,
+          retryable: status === 408 || status === 429 || status >= 500,
+          retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+        };
+      } catch {
+        return { ok: false, retryable: true, retryAfterMs: null };
+      }
+    },
+    /** Hands `body` to the browser to send after the page is gone; false when it would not take it. */
+    sendOnExit(body) {
+      try {
+        if (simple && typeof navigator !== 'undefined' && navigator.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
+        fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive: true, credentials: 'omit' }).catch(() => {});
+        return true;
+      } catch {
+        // Over the keepalive quota, or no fetch at all.
+        return false;
+      }
+    },
+  };
+}
