@@ -17,6 +17,7 @@ export type RenderSource = 'dom' | 'explicit' | 'frame';
 export interface Dimensions {
   scenario?: string;
   variant?: string;
+  appVersion?: string;
   [name: string]: string | undefined;
 }
 
@@ -30,9 +31,33 @@ export interface RequestInfo {
 /** A URL prefix, a RegExp tested on the absolute URL, or a predicate. */
 export type MatchRule = string | RegExp | ((request: RequestInfo) => boolean);
 
+/** A report as sent to the endpoint: the report plus the page's context. */
+export interface BeaconRecord extends Report {
+  /** navigator.connection.effectiveType, where the browser has it. */
+  connection: string | null;
+  rttMs: number | null;
+  deviceMemoryGb: number | null;
+  cores: number | null;
+  browser: 'chromium' | 'firefox' | 'safari' | 'edge' | 'node' | 'other';
+}
+
 export interface MeterOptions {
-  /** Collection endpoint for beacons; `null` (the default for now) sends nothing. */
+  /** Collection endpoint: finished streams' records are POSTed there in batches. Default: none. */
   endpoint?: string | null;
+  /** Batch limits: flushed at whichever comes first. Defaults 50 records, 16 KiB, 10 s. */
+  batch?: { maxRecords?: number; maxBytes?: number; maxDelayMs?: number };
+  /** Share of sessions that send records (deterministic per session); travels with each batch. Default 1. */
+  sampleRate?: number;
+  /** The session id to sample and group by; default one per tab, kept in sessionStorage. */
+  sessionId?: string;
+  /** Changes a record before it is queued, or drops it by returning null. Exceptions are contained. */
+  beforeSend?: (record: BeaconRecord) => BeaconRecord | null;
+  /** 'json' (default): the envelope of schema/beacon.v1.json as text/plain. 'otlp': OTLP/HTTP JSON metrics. */
+  format?: 'json' | 'otlp';
+  /** Strip the query string and fragment from request URLs in records (default true). */
+  stripUrlQuery?: boolean;
+  /** The fetch beacons use; default the page's fetch as it was when the meter was created. */
+  fetch?: typeof fetch;
   /**
    * Which fetches the hooks meter. Default: any response with content type `text/event-stream` or
    * `application/x-ndjson`, or an AI SDK stream header. With `match`, exactly the matching requests.
@@ -87,6 +112,9 @@ export interface Report {
   model: string | null;
   scenario: string | null;
   variant: string | null;
+  appVersion: string | null;
+  /** The request URL (hooks only); records sent to the endpoint have it without query or fragment. */
+  url: string | null;
   format: Exclude<Format, 'auto'> | null;
   status: Status;
   httpStatus: number | null;
@@ -166,6 +194,18 @@ export interface Meter {
   setDimensions(dimensions: Dimensions): void;
   /** The metered stream behind a response the hook returned (to call `rendered()`), or null. */
   streamOf(response: Response): TrackedStream | null;
+  /** Sends every queued record now; resolves when none is left to send. */
+  flush(): Promise<void>;
+  /** Flushes, removes the hooks and stops listening to the page. */
+  destroy(): Promise<void>;
+  /** Delivery counters; null without an endpoint. */
+  readonly delivery: {
+    sent: number;
+    queued: number;
+    dropped: { beforeSend: number; tooLarge: number; queueFull: number; rejected: number; storageFull: number };
+    sampled: boolean;
+    sessionId: string;
+  } | null;
 }
 
 /** Loads the meter (once per page) and returns it. Never rejects: a meter that cannot load is disabled. */

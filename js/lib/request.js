@@ -1,10 +1,10 @@
 // What the hooks know about a request: its URL and method, whether `match` selects it, and the model
 // it asks for (read from a string JSON body only when the response is metered, and never kept).
 
+import { DATA_STREAM_HEADER, UI_STREAM_HEADER } from './stream-headers.js';
+
 const MAX_MODEL_BODY = 1 << 20;
 const MAX_MODEL_LENGTH = 128;
-const UI_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
-const DATA_STREAM_HEADER = 'x-vercel-ai-data-stream';
 
 /** `{ url, method, body }` of a fetch call; `body` is the caller's own reference, held until headers. */
 export function describeRequest(input, init) {

@@ -6,11 +6,11 @@ import * as wasm from '../wasm/llm_ux_meter.js';
 import { buildReport, formatCode } from './report.js';
 import { onNextPaint } from './next-paint.js';
 import { pageHidden } from './page-state.js';
+import { randomId } from './random-id.js';
+import { DATA_STREAM_HEADER, UI_STREAM_HEADER } from './stream-headers.js';
 
 const ENDING = { complete: 0, aborted: 1, failed: 2, left: 3 };
 const SOURCE = { dom: 0, explicit: 1, frame: 2 };
-const UI_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
-const DATA_STREAM_HEADER = 'x-vercel-ai-data-stream';
 
 // Big chunks go to wasm in slices: its memory then never grows past a slice per stream.
 const SLICE = 64 * 1024;
@@ -134,9 +134,4 @@ function toBytes(data) {
   if (data instanceof Uint8Array) return data;
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   return new Uint8Array(data);
-}
-
-function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -110,6 +110,11 @@ test('arrival TTFT and TPOT match the schedule in every format; render TTFT matc
 
 test('match selects exactly the requests to meter: a plain text stream by URL prefix, not the rest', async () => {
   const { page, problems } = await openHarness({ match: [`${llm.url}/text`, /\/never\//] });
+  // A JSON body selected by match still reads with json(), the same as without the meter.
+  const json = pageUrl('../../fixtures/streams/manifest.json');
+  const plainJson = await page.evaluate((u) => window.harness.read(u, { mode: 'json', hooked: false }), json);
+  const hookedJson = await page.evaluate((u) => window.harness.read(u, { mode: 'json' }), json);
+  assert.equal(hookedJson.sha256, plainJson.sha256);
   const { url, init } = request('text');
   const result = await page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [url, init]);
   const sse = request('openai');
@@ -318,8 +323,8 @@ test('leaving the page mid-stream reports the stream as incomplete', async () =>
   await page.close();
 });
 
-test('dimensions, the model from the request body, and EventSource', async () => {
-  const { page } = await openHarness({ dimensions: { scenario: 'static', appVersion: '1.2' }, scenarioFromUrl: true });
+test('match as a function; dimensions, the model from the request body, and EventSource', async () => {
+  const { page } = await openHarness({ dimensions: { scenario: 'static', appVersion: '1.2' }, scenarioFromUrl: true, matchPathsContaining: '/api/' });
   await page.evaluate(() => window.harness.setDimensions({ variant: 'A' }));
   const data = request('ai-sdk-data', { tokens: 5, ttftMs: 20, tokenMs: 5 }, 'body-model');
   await page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [data.url, data.init]);
@@ -327,6 +332,10 @@ test('dimensions, the model from the request body, and EventSource', async () =>
   assert.equal(report.model, 'body-model', 'AI SDK data streams name no model: it comes from the request');
   assert.equal(report.scenario, '/api/data-chat', 'dimensionsFor wins over static dimensions');
   assert.equal(report.variant, 'B');
+  assert.equal(report.appVersion, '1.2');
+  const sse = request('openai', { tokens: 3, ttftMs: 5, tokenMs: 5 });
+  await page.evaluate(([u, i]) => window.harness.read(u, { init: i }), [sse.url, sse.init]);
+  assert.equal((await page.evaluate(() => window.harness.reports())).length, 1, 'the function did not select /v1/ paths');
 
   const source = `${llm.url}/v1/chat/completions?model=es-model&tokens=8&ttftMs=20&tokenMs=10`;
   const events = await page.evaluate((u) => new Promise((resolve) => {

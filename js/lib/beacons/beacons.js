@@ -5,7 +5,8 @@
 import { createTransport, EXIT_PAYLOAD_BYTES } from './transport.js';
 import { isSampled } from './sampling.js';
 import { pageContext } from './page-context.js';
-import { randomId, sessionIdFor } from './session.js';
+import { sessionIdFor } from './session.js';
+import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
 import { toOtlp } from './otlp.js';
 

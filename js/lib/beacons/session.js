@@ -2,12 +2,9 @@
 // so sampling and A/B analysis see one decision per session; the page id is new per page view and
 // after a back/forward-cache restore, which counts as a new visit.
 
-const KEY = 'llm-ux-meter:session';
+import { randomId } from '../random-id.js';
 
-export function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
+const KEY = 'llm-ux-meter:session';
 
 /** The tab's session id: `given`, else the stored one, else a new one (stored when storage allows). */
 export function sessionIdFor(given) {

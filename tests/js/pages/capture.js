@@ -36,9 +36,10 @@ function concat(chunks) {
 window.harness = {
   async init(options = {}) {
     reports.length = 0;
-    const { install = true, persist = false, scenarioFromUrl = false, ...meterOptions } = options;
+    const { install = true, persist = false, scenarioFromUrl = false, matchPathsContaining, ...meterOptions } = options;
     meter = await createMeter({
       ...meterOptions,
+      ...(matchPathsContaining && { match: (request) => request.url.includes(matchPathsContaining) }),
       ...(scenarioFromUrl && { dimensionsFor: (request) => ({ scenario: new URL(request.url).pathname, variant: 'B' }) }),
       onReport: (r) => {
         reports.push(r);
