@@ -1,0 +1,126 @@
+//! # llm-ux-collector
+//!
+//! Receives the beacons of `llm-ux-meter` (batches of per-stream records, `schema/beacon.v1.json`),
+//! stores them, and serves analytics over them.
+//!
+//! - `POST /v1/beacons`: the envelope as `application/json` or `text/plain` (what `sendBeacon`
+//!   sends), optionally `Content-Encoding: gzip`; see [`http`] for every answer.
+//! - `GET /api/summary`: per-group count, RPM, token throughput, percentiles, stall rate, goodput
+//!   and length bands; see [`summary`].
+//! - `GET /health`.
+//!
+//! Storage is behind [`store::Store`]; [`store::sqlite::SqliteStore`] is the backend for now.
+
+pub mod http;
+pub mod store;
+pub mod summary;
+pub mod validate;
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use http::{router, Config, MAX_BODY_BYTES};
+
+/// The command line of `llm-ux-collector`.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "llm-ux-collector", version, about = "Stores llm-ux-meter beacons and serves real-user TTFT, TPOT, RPM and token-throughput analytics.")]
+pub struct Args {
+    /// Address to listen on (host:port; port 0 picks a free port, which the start-up line shows).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+
+    /// SQLite database file, created with its parent directory if missing (WAL mode).
+    #[arg(long, value_name = "PATH", default_value = "data/beacons.db")]
+    pub db: PathBuf,
+
+    /// A browser origin allowed to send beacons and read the API (CORS), such as
+    /// https://chat.example.com; repeat for several; `*` allows any. When at least one is given,
+    /// a POST whose Origin header is not allowed is refused (403). Without any, no CORS headers are
+    /// sent and the Origin header is not checked.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+    pub allow_origin: Vec<String>,
+
+    /// Require `?key=KEY` on POST /v1/beacons (a query parameter: sendBeacon cannot set headers);
+    /// other requests get 401.
+    #[arg(long, value_name = "KEY", env = "LLM_UX_COLLECTOR_INGEST_KEY", hide_env_values = true)]
+    pub ingest_key: Option<String>,
+}
+
+/// `*`, or an origin: `scheme://host[:port]` with no path, query or fragment.
+fn parse_origin(s: &str) -> Result<String, String> {
+    if s == "*" {
+        return Ok(s.to_owned());
+    }
+    let trimmed = s.strip_suffix('/').unwrap_or(s);
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"))
+        .ok_or_else(|| format!("{s:?} is not an origin: expected http(s)://host[:port] or *"))?;
+    if rest.is_empty() || rest.contains(['/', '?', '#', ' ']) {
+        return Err(format!("{s:?} is not an origin: expected http(s)://host[:port] (no path) or *"));
+    }
+    Ok(trimmed.to_ascii_lowercase())
+}
+
+impl Args {
+    /// The HTTP layer's settings from the command line.
+    pub fn config(&self) -> Config {
+        Config { allow_origins: self.allow_origin.clone(), ingest_key: self.ingest_key.clone() }
+    }
+}
+
+/// The collector's router for these arguments: opens the store (`--db`) and builds the routes. What
+/// the binary serves; tests serve the same.
+pub fn app(args: &Args) -> Result<axum::Router, store::StoreError> {
+    let store = store::sqlite::SqliteStore::open(&args.db)?;
+    Ok(router(Arc::new(store), args.config()))
+}
+
+/// Runs the collector until Ctrl-C or SIGTERM: opens the store, binds `--listen`, logs one start-up
+/// line with the address to stderr, and serves.
+pub async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let app = app(&args)?;
+    let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr()?;
+    eprintln!("llm-ux-collector {}: listening on http://{addr} (database {})", env!("CARGO_PKG_VERSION"), args.db.display());
+    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await?;
+    Ok(())
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        assert_eq!(parse_origin("*").unwrap(), "*");
+        assert_eq!(parse_origin("https://Chat.Example.com/").unwrap(), "https://chat.example.com");
+        assert_eq!(parse_origin("http://127.0.0.1:5173").unwrap(), "http://127.0.0.1:5173");
+        for bad in ["chat.example.com", "https://", "https://a.com/path", "ftp://a.com"] {
+            assert!(parse_origin(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The SQLite backend: one file in WAL mode, one row per stream record (its fields as columns plus the
+//! raw record JSON), primary key on the record id so a repeated record is ignored.
+
+use super::{Inserted, Store, StoreError};
+use crate::summary::{aggregate, Row, Summary, SummaryQuery, DEF};
+use crate::validate::Batch;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+/// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS records (
+    id                  TEXT PRIMARY KEY NOT NULL,
+    started_at          REAL NOT NULL,
+    def                 INTEGER NOT NULL,
+    model               TEXT,
+    scenario            TEXT,
+    variant             TEXT,
+    app_version         TEXT,
+    connection          TEXT,
+    url                 TEXT,
+    format              TEXT,
+    status              TEXT NOT NULL,
+    http_status         INTEGER,
+    render_source       TEXT,
+    browser             TEXT NOT NULL,
+    ttfb_ms             REAL,
+    ttft_ms             REAL,
+    ttft_arrival_ms     REAL,
+    ttfo_ms             REAL,
+    tpot_ms             REAL,
+    tpot_arrival_ms     REAL,
+    tokens_per_second   REAL,
+    output_tokens       INTEGER NOT NULL,
+    token_source        TEXT NOT NULL,
+    reasoning_tokens    INTEGER NOT NULL,
+    output_events       INTEGER NOT NULL,
+    gap_p50_ms          REAL,
+    gap_p90_ms          REAL,
+    gap_p99_ms          REAL,
+    gap_max_ms          REAL,
+    arrival_gap_p90_ms  REAL,
+    jitter_ms           REAL,
+    stall_count         INTEGER,
+    stall_count_1000    INTEGER,
+    stall_longest_ms    REAL,
+    stall_total_ms      REAL,
+    render_delay_p50_ms REAL,
+    render_delay_p90_ms REAL,
+    duration_ms         REAL,
+    hidden              INTEGER NOT NULL,
+    finish_reason       TEXT,
+    rtt_ms              REAL,
+    device_memory_gb    REAL,
+    cores               INTEGER,
+    session_id          TEXT NOT NULL,
+    page_id             TEXT NOT NULL,
+    batch_id            TEXT NOT NULL,
+    sample_rate         REAL NOT NULL,
+    received_at         INTEGER NOT NULL,
+    raw                 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_by_time ON records (def, started_at);
+";
+
+// ON CONFLICT(id) DO NOTHING, not INSERT OR IGNORE: only a repeated id is skipped; any other
+// constraint failure aborts the batch instead of dropping a row silently.
+const INSERT: &str = "INSERT INTO records (
+    id, started_at, def, model, scenario, variant, app_version, connection, url, format, status, http_status,
+    render_source, browser, ttfb_ms, ttft_ms, ttft_arrival_ms, ttfo_ms, tpot_ms, tpot_arrival_ms, tokens_per_second,
+    output_tokens, token_source, reasoning_tokens, output_events, gap_p50_ms, gap_p90_ms, gap_p99_ms, gap_max_ms,
+    arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
+    render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, rtt_ms, device_memory_gb, cores,
+    session_id, page_id, batch_id, sample_rate, received_at, raw
+) VALUES (
+    ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,
+    ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49
+) ON CONFLICT(id) DO NOTHING";
+
+/// SQLite store: a writer connection and a reader connection (WAL lets reads run beside a write).
+pub struct SqliteStore {
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+}
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("sqlite: {e}"))
+}
+
+fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A panic while holding the lock leaves the connection usable (transactions roll back on drop).
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        let writer = Connection::open(path).map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        writer.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
+        let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError(format!("sqlite: {} cannot use WAL (journal mode {mode})", path.display())));
+        }
+        writer.execute_batch("PRAGMA synchronous = NORMAL;").map_err(err)?;
+        let version: i64 = writer.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
+        }
+        writer.execute_batch(SCHEMA).map_err(err)?;
+        writer.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
+        let reader = Connection::open(path).map_err(err)?;
+        reader.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
+        Ok(SqliteStore { writer: Mutex::new(writer), reader: Mutex::new(reader) })
+    }
+}
+
+impl Store for SqliteStore {
+    fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction().map_err(err)?;
+        let mut accepted = 0;
+        {
+            let mut insert = tx.prepare_cached(INSERT).map_err(err)?;
+            for r in &batch.records {
+                accepted += insert
+                    .execute(params![
+                        r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
+                        r.status, r.http_status, r.render_source, r.browser, r.ttfb_ms, r.ttft_ms, r.ttft_arrival_ms, r.ttfo_ms,
+                        r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second, r.output_tokens, r.token_source, r.reasoning_tokens,
+                        r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
+                        r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
+                        r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.rtt_ms,
+                        r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
+                        received_at, r.raw,
+                    ])
+                    .map_err(err)?;
+            }
+        }
+        // Any error above returns before this, and dropping `tx` rolls the whole batch back.
+        tx.commit().map_err(err)?;
+        Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
+    }
+
+    fn summary(&self, query: &SummaryQuery) -> Result<Summary, StoreError> {
+        let mut columns: Vec<&str> = query.group_by.iter().map(|d| d.column()).collect();
+        columns.extend(["output_tokens", "ttft_ms", "tpot_ms", "gap_p90_ms", "render_delay_p50_ms", "stall_count", "stall_total_ms"]);
+        let mut sql = format!("SELECT {} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?", columns.join(", "));
+        let mut args: Vec<SqlValue> = vec![DEF.into(), (query.from as f64).into(), (query.to as f64).into()];
+        for (dim, values) in &query.filters {
+            let marks = vec!["?"; values.len()].join(", ");
+            sql.push_str(&format!(" AND {} IN ({marks})", dim.column()));
+            args.extend(values.iter().map(|v| SqlValue::Text(v.clone())));
+        }
+        let conn = lock(&self.reader);
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let n = query.group_by.len();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(Row {
+                    dims: (0..n).map(|i| r.get(i)).collect::<Result<_, _>>()?,
+                    output_tokens: r.get(n)?,
+                    ttft_ms: r.get(n + 1)?,
+                    tpot_ms: r.get(n + 2)?,
+                    gap_p90_ms: r.get(n + 3)?,
+                    render_delay_p50_ms: r.get(n + 4)?,
+                    stall_count: r.get(n + 5)?,
+                    stall_total_ms: r.get(n + 6)?,
+                })
+            })
+            .map_err(err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err)?;
+        Ok(aggregate(query, rows))
+    }
+
+    fn ping(&self) -> Result<(), StoreError> {
+        lock(&self.reader).query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map(|_| ()).map_err(err)
+    }
+}
