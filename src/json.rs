@@ -43,25 +43,16 @@ impl<'a> Value<'a> {
     ///
     /// Keys are compared after unescaping. O(size of the object).
     pub fn get(self, key: &str) -> Option<Value<'a>> {
-        if self.raw.first() != Some(&b'{') {
-            return None;
-        }
-        let mut pos = skip_ws(self.raw, 1);
-        while self.raw.get(pos) == Some(&b'"') {
-            let key_end = skip_string(self.raw, pos)?;
-            let name = Str { escaped: self.raw.get(pos + 1..key_end - 1)? };
-            let value_start = skip_ws(self.raw, skip_ws(self.raw, key_end) + 1);
-            let value_end = skip_value(self.raw, value_start)?;
-            if name.eq_str(key) {
-                return Some(Value { raw: self.raw.get(value_start..value_end)? });
-            }
-            pos = skip_ws(self.raw, value_end);
-            if self.raw.get(pos) != Some(&b',') {
-                return None;
-            }
-            pos = skip_ws(self.raw, pos + 1);
-        }
-        None
+        self.members().find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
+    }
+
+    /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
+    ///
+    /// One pass over the object: decoders that want several members read them all in one loop
+    /// instead of one scan per [`Value::get`]. O(size of the object) in all.
+    pub fn members(self) -> Members<'a> {
+        let pos = if self.raw.first() == Some(&b'{') { skip_ws(self.raw, 1) } else { self.raw.len() };
+        Members { raw: self.raw, pos }
     }
 
     /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
@@ -130,6 +121,29 @@ impl<'a> Value<'a> {
             Some(b'"') => self.raw.len() == 2,
             _ => false,
         }
+    }
+}
+
+/// Iterator over the members of a JSON object.
+pub struct Members<'a> {
+    raw: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (Str<'a>, Value<'a>);
+
+    fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
+        if self.raw.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(self.raw, self.pos)?;
+        let key = Str { escaped: self.raw.get(self.pos + 1..key_end - 1)? };
+        let value_start = skip_ws(self.raw, skip_ws(self.raw, key_end) + 1);
+        let value_end = skip_value(self.raw, value_start)?;
+        let after = skip_ws(self.raw, value_end);
+        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
+        Some((key, Value { raw: self.raw.get(value_start..value_end)? }))
     }
 }
 
@@ -438,6 +452,15 @@ mod tests {
         assert_eq!(v.path(&["usage", "n"]).unwrap().as_u64(), Some(12));
         assert_eq!(v.get("kA").unwrap().as_u64(), Some(2));
         assert!(v.get("missing").is_none());
+    }
+
+    #[test]
+    fn members_in_one_pass() {
+        let v = Value::parse(br#"{"a":1, "b" : {"c":[2]}, "d\u0065":"x"}"#).unwrap();
+        let keys: Vec<String> = v.members().map(|(k, _)| k.chars().collect()).collect();
+        assert_eq!(keys, ["a", "b", "de"]);
+        assert_eq!(v.members().nth(1).unwrap().1.raw(), br#"{"c":[2]}"#);
+        assert_eq!(Value::parse(b"[1]").unwrap().members().count(), 0);
     }
 
     #[test]
