@@ -252,11 +252,12 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
 fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
-        match *bytes.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+        // A tight scan to the next quote or backslash: strings are most of an event's bytes.
+        i += bytes.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\')?;
+        if bytes.get(i) == Some(&b'"') {
+            return Some(i + 1);
         }
+        i += 2;
     }
 }
 
@@ -365,20 +366,18 @@ fn validate_key(bytes: &[u8], pos: usize) -> Option<usize> {
 fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
+        i += bytes.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
         match *bytes.get(i)? {
             b'"' => return Some(i + 1),
-            b'\\' => {
-                match *bytes.get(i + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                    b'u' => {
-                        hex4(bytes, i + 2)?;
-                        i += 6;
-                    }
-                    _ => return None,
+            b'\\' => match *bytes.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    hex4(bytes, i + 2)?;
+                    i += 6;
                 }
-            }
-            0..=0x1F => return None,
-            _ => i += 1,
+                _ => return None,
+            },
+            _ => return None, // a control character
         }
     }
 }
