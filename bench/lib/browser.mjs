@@ -1,0 +1,56 @@
+// Headless Chromium for the bench: Debian's /usr/bin/chromium through playwright-core (never a
+// downloaded browser), the same flags as the browser tests, and CDP helpers (GC, heap, CPU profile).
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export function launchChromium() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** Opens the bench page and waits for its module to load; page errors are collected in `problems`. */
+export async function openBenchPage(ctx) {
+  const page = await ctx.browser.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  page.setDefaultTimeout(120_000);
+  await page.goto(`${ctx.site.url}/bench/pages/bench.html`);
+  await page.waitForFunction(() => window.ready === true || window.loadError, null, { timeout: 30_000 });
+  const loadError = await page.evaluate(() => window.loadError ?? null);
+  if (loadError) throw new Error(`bench page failed to load: ${loadError}`);
+  const cdp = await page.context().newCDPSession(page);
+  return {
+    page,
+    cdp,
+    problems,
+    /** Full GC (twice: a second pass collects what the first finalised). */
+    async gc() {
+      await cdp.send('HeapProfiler.collectGarbage');
+      await cdp.send('HeapProfiler.collectGarbage');
+    },
+    /** JS heap bytes in use after a full GC. */
+    async heapUsed() {
+      await this.gc();
+      return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    },
+    /** Runs `fn` under the V8 sampling profiler (interval in µs); resolves to [fn's result, profile]. */
+    async profile(fn, intervalUs = 100) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: intervalUs });
+      await cdp.send('Profiler.start');
+      let result;
+      let profile;
+      try {
+        result = await fn();
+      } finally {
+        ({ profile } = await cdp.send('Profiler.stop'));
+        await cdp.send('Profiler.disable');
+      }
+      return [result, profile];
+    },
+    close: () => page.close(),
+  };
+}
