@@ -6,7 +6,8 @@ import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
-const TYPES = {
+/** Content types by file extension, shared with the bench's server. */
+export const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
@@ -41,7 +42,7 @@ export function serveStatic(root, port = 0, headersFor = () => ({})) {
   return new Promise((done) => server.listen(port, '127.0.0.1', () => done(server)));
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({ options: { port: { type: 'string', default: '8080' }, root: { type: 'string', default: '.' } } });
   const server = await serveStatic(values.root, Number(values.port));
   console.log(`serving ${resolve(values.root)} at http://127.0.0.1:${server.address().port}/`);

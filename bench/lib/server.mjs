@@ -3,14 +3,7 @@
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json',
-  '.wasm': 'application/wasm',
-};
+import { TYPES } from '../../scripts/serve.mjs';
 
 /** `mounts`: { '/dist/': '/abs/dir', ... }; `files`: { '/vendor/x.js': 'text' }. Resolves to { url, close() }. */
 export function serveBench(mounts, files = {}) {
