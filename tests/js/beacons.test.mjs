@@ -235,6 +235,36 @@ test("format 'otlp' sends OTLP/HTTP JSON with the GenAI client metric names", as
   await endpoint.close();
 });
 
+test('a page restored from the back/forward cache is a new page view of the same session', async () => {
+  const endpoint = await startBeaconEndpoint();
+  const cached = await launchChromium({ bfcache: true });
+  // `no-store` pages (the test server's default) may not enter the cache.
+  const cacheableSite = await serveStatic(root, 0, () => ({ 'cache-control': 'no-cache' }));
+  const page = await cached.newPage();
+  await page.goto(harnessUrl(endpoint).replace(`:${site.address().port}/`, `:${cacheableSite.address().port}/`));
+  await page.waitForFunction(() => window.ready);
+  await page.evaluate(() => window.harness.init());
+  await page.evaluate(() => {
+    window.restored = 0;
+    addEventListener('pageshow', (e) => e.persisted && window.restored++);
+  });
+  await page.evaluate(() => window.harness.emit(1));
+  await page.evaluate(() => window.harness.flush());
+  await page.goto(`http://127.0.0.1:${cacheableSite.address().port}/www/index.html`);
+  await page.goBack({ waitUntil: 'commit' });
+  await page.waitForFunction(() => window.restored === 1);
+  await page.evaluate(() => window.harness.emit(1));
+  await page.evaluate(() => window.harness.flush());
+  const envelopes = endpoint.accepted();
+  assert.equal(envelopes.length, 2);
+  assert.notEqual(envelopes[0].pageId, envelopes[1].pageId, 'a new page id after the restore');
+  assert.equal(envelopes[0].sessionId, envelopes[1].sessionId, 'the same session');
+  assertDelivered(endpoint, 2);
+  await cached.close();
+  cacheableSite.close();
+  await endpoint.close();
+});
+
 test('destroy flushes and unhooks', async () => {
   const endpoint = await startBeaconEndpoint();
   const page = await open(endpoint, { batch: { maxDelayMs: 600_000 } });

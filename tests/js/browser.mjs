@@ -7,6 +7,11 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
-export function launchChromium() {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+/** `bfcache: true` keeps the back/forward cache on (Playwright turns it off by default). */
+export function launchChromium({ bfcache = false } = {}) {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    ...(bfcache && { ignoreDefaultArgs: ['--disable-back-forward-cache'] }),
+  });
 }
