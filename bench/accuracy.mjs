@@ -2,7 +2,7 @@
 // stall, read by the page the way tests/js/capture.test.mjs's harness reads (reader, decode, append to
 // the DOM, its own paint record: rAF then a posted task), through the fetch hook. The report is compared
 // with the schedule's truth and with the page's own timestamps.
-import { planOffsets, resolveSchedule } from '../scripts/scripted-llm-server.mjs';
+import { planOffsets, resolveSchedule, REQUESTS } from '../scripts/scripted-llm-server.mjs';
 import { openBenchPage } from './lib/browser.mjs';
 import { cpuWatch, waitForQuiet } from './lib/cpu.mjs';
 import { median, fmt, signed, pct, table, progress } from './lib/stats.mjs';
@@ -13,16 +13,8 @@ const NOISY = 0.15;
 const REDOS = 12;
 const FRAME_MS = 1000 / 60;
 const SCHEDULE = { tokens: 30, ttftMs: 150, tokenMs: 20, jitterMs: 6, stallAt: 15, stallMs: 700 };
-const ENDPOINTS = {
-  openai: ['/v1/chat/completions', { stream: true, stream_options: { include_usage: true } }],
-  'openai-responses': ['/v1/responses', { stream: true }],
-  anthropic: ['/v1/messages', { stream: true, max_tokens: 100 }],
-  gemini: ['/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {}],
-  ollama: ['/api/chat', {}],
-  'ai-sdk-ui': ['/api/ui-chat', { id: 'c1', messages: [], trigger: 'submit-message' }],
-  'ai-sdk-data': ['/api/data-chat', { messages: [] }],
-  tgi: ['/generate_stream', { inputs: 'hi' }],
-};
+// Every stream format: plain text is metered only with `match`, which this section does not use.
+const ENDPOINTS = Object.fromEntries(Object.entries(REQUESTS).filter(([format]) => format !== 'text'));
 
 export const title = 'Accuracy against the schedule and the page (every format)';
 

@@ -336,6 +336,22 @@ const estimateTokens = (value) => Math.max(1, Math.ceil(JSON.stringify(value ?? 
 // ---------------------------------------------------------------------------------------------------
 
 /**
+ * A request for each format: the path and the body fields its real API takes (the JSON body also takes
+ * `model` and `schedule`). Plain text is last: hooks meter it only when `match` selects it.
+ */
+export const REQUESTS = {
+  openai: ['/v1/chat/completions', { stream: true, stream_options: { include_usage: true } }],
+  'openai-responses': ['/v1/responses', { stream: true }],
+  anthropic: ['/v1/messages', { stream: true, max_tokens: 100 }],
+  gemini: ['/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {}],
+  ollama: ['/api/chat', {}],
+  'ai-sdk-ui': ['/api/ui-chat', { id: 'c1', messages: [], trigger: 'submit-message' }],
+  'ai-sdk-data': ['/api/data-chat', { messages: [] }],
+  tgi: ['/generate_stream', { inputs: 'hi' }],
+  text: ['/text', {}],
+};
+
+/**
  * Starts the server on 127.0.0.1:`port` (0 = a free port). Resolves once listening to
  * { url, connections(), close() }.
  */

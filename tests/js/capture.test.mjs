@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../../scripts/serve.mjs';
-import { startScriptedServer, planOffsets, resolveSchedule } from '../../scripts/scripted-llm-server.mjs';
+import { startScriptedServer, planOffsets, resolveSchedule, REQUESTS } from '../../scripts/scripted-llm-server.mjs';
 import { launchChromium } from './browser.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,17 +38,7 @@ async function openHarness(options = {}, query = '') {
 }
 
 const SCHEDULE = { tokens: 30, ttftMs: 150, tokenMs: 20, jitterMs: 6, stallAt: 15, stallMs: 700, seed: 3 };
-const ENDPOINTS = {
-  openai: ['/v1/chat/completions', { stream: true, stream_options: { include_usage: true } }],
-  'openai-responses': ['/v1/responses', { stream: true }],
-  anthropic: ['/v1/messages', { stream: true, max_tokens: 100 }],
-  gemini: ['/v1beta/models/gemini-test:streamGenerateContent?alt=sse', {}],
-  ollama: ['/api/chat', {}],
-  'ai-sdk-ui': ['/api/ui-chat', { id: 'c1', messages: [], trigger: 'submit-message' }],
-  'ai-sdk-data': ['/api/data-chat', { messages: [] }],
-  tgi: ['/generate_stream', { inputs: 'hi' }],
-  text: ['/text', {}],
-};
+const ENDPOINTS = REQUESTS;
 
 function request(format, schedule = SCHEDULE, model = 'truth-model') {
   const [path, body] = ENDPOINTS[format];
