@@ -18,7 +18,30 @@ async function example(): Promise<number | null> {
   return tokensPerSecond;
 }
 
+async function hooks(): Promise<void> {
+  const meter = await createMeter({
+    endpoint: 'https://collect.example.com/v1/beacons',
+    batch: { maxRecords: 20, maxDelayMs: 5000 },
+    sampleRate: 0.5,
+    beforeSend: (record) => (record.browser === 'other' ? null : { ...record, scenario: 'renamed' }),
+    match: ['/api/chat', /\/v1\//, (request) => request.method === 'POST'],
+    dimensionsFor: (request) => ({ scenario: new URL(request.url).pathname }),
+    container: '#messages',
+    format: 'otlp',
+  });
+  const restore: () => void = meter.installFetch();
+  const metered: typeof fetch = meter.wrapFetch(fetch);
+  const response = await metered('/api/chat');
+  meter.streamOf(response)?.rendered();
+  meter.setDimensions({ variant: 'B' });
+  meter.installEventSource()();
+  await meter.flush();
+  const sent: number | undefined = meter.delivery?.sent;
+  void [restore, sent, meter.evicted, meter.wasmMemoryBytes];
+  await meter.destroy();
+}
+
 // @ts-expect-error: not a format the meter knows
 createMeter().then((m) => m.track({ format: 'openia' }));
 
-export { example };
+export { example, hooks };
