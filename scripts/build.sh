@@ -26,4 +26,5 @@ node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers \
 node_modules/.bin/esbuild "$stage/index.js" "$stage/node.js" --bundle --minify --format=esm --target=es2020 \
   --platform=neutral --external:'node:*' --outdir="$out" --log-level=warning
 cp js/index.d.ts "$out/"
+install -D -m 644 -t www/dashboard/vendor node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css # the dashboard's charts, served as they are
 echo "build: $out/ ready ($(wc -c < "$out/wasm/llm_ux_meter_bg.wasm") bytes of wasm, $(wc -c < "$out/index.js") bytes of JS)"

@@ -1,0 +1,229 @@
+// The analytics dashboard, served by the real collector at `/`, in headless Chromium over a few
+// hundred stored records: names from beacons render as text (hostile ones included), the headline
+// tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the charts draw, and the
+// empty and error states show. Writes a screenshot to target/dashboard.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, startCollector } from '../../scripts/collector.mjs';
+import { launchChromium } from './browser.mjs';
+
+// Beacon strings are anyone's to choose: these would run script if the page ever parsed them as HTML.
+const HOSTILE_MODEL = '<img src=x onerror=alert(1)>';
+const HOSTILE_SCENARIO = '</script><script>window.__pwned=1</script>';
+const MODELS = ['gpt-4.1-mini', HOSTILE_MODEL];
+const SCENARIOS = ['chat', HOSTILE_SCENARIO];
+const RECORDS = 320;
+
+const now = Date.now();
+// An absolute window in the hash: the page queries exactly what the test queries.
+const from = now - 3_600_000;
+const to = now + 60_000;
+const SLO = 'slo.ttftMs=1000&slo.tpotMs=50';
+
+let collector, browser, dir;
+
+before(async () => {
+  assert.ok(existsSync(join(ROOT, 'www/dashboard/vendor/uPlot.esm.js')), 'www/dashboard/vendor/ is missing: npm run build copies uPlot there');
+  dir = mkdtempSync(join(tmpdir(), 'dashboard-test-'));
+  collector = await startCollector({ db: join(dir, 'beacons.db') });
+  for (let i = 0; i < RECORDS; i += 100) {
+    const response = await fetch(`${collector.url}/v1/beacons`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain;charset=UTF-8' },
+      body: JSON.stringify(envelope(records(i, Math.min(i + 100, RECORDS)), `b-${i}`)),
+    });
+    assert.equal(response.status, 200, await response.text());
+  }
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await collector?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('hostile names render literally, tiles match /api/summary, the A/B verdict is /api/compare\'s, charts draw', async () => {
+  const { page, dialogs, pageErrors } = await open(`#from=${from}&to=${to}`);
+
+  const texts = await page.evaluate(() => ({
+    models: [...document.querySelectorAll('#groups tbody tr td:nth-child(1)')].map((td) => td.textContent),
+    scenarios: [...document.querySelectorAll('#groups tbody tr td:nth-child(2)')].map((td) => td.textContent),
+    modelOptions: [...document.querySelectorAll('#filter-model option')].map((o) => o.textContent),
+    scenarioOptions: [...document.querySelectorAll('#filter-scenario option')].map((o) => o.textContent),
+    images: document.querySelectorAll('img').length,
+    scripts: document.querySelectorAll('script').length,
+    pwned: window.__pwned,
+  }));
+  assert.ok(texts.models.includes(HOSTILE_MODEL), `table models: ${JSON.stringify(texts.models)}`);
+  assert.ok(texts.scenarios.includes(HOSTILE_SCENARIO), `table scenarios: ${JSON.stringify(texts.scenarios)}`);
+  assert.ok(texts.modelOptions.includes(HOSTILE_MODEL), `model options: ${JSON.stringify(texts.modelOptions)}`);
+  assert.ok(texts.scenarioOptions.includes(HOSTILE_SCENARIO), `scenario options: ${JSON.stringify(texts.scenarioOptions)}`);
+  assert.equal(texts.models.length, MODELS.length * SCENARIOS.length, 'one row per model and scenario');
+  assert.equal(texts.images, 0, 'no img element was created from a name');
+  assert.equal(texts.scripts, 1, 'no script element was created from a name');
+  assert.equal(texts.pwned, undefined, 'no injected script ran');
+
+  const total = (await api(`/api/summary?from=${from}&to=${to}&${SLO}`)).groups[0];
+  assert.equal(total.count, RECORDS);
+  assertShows(await text(page, '#value-ttft'), total.ttftMs.p50, 'TTFT p50 tile');
+  assertShows(await text(page, '#detail-ttft'), total.ttftMs.p90, 'TTFT p90 under its tile');
+  assertShows(await text(page, '#value-tpot'), total.tpotMs.p50, 'TPOT p50 tile');
+  assertShows(await text(page, '#detail-tpot'), total.tpotMs.p90, 'TPOT p90 under its tile');
+  assertShows(await text(page, '#value-rpm'), total.rpm, 'RPM tile');
+  assertShows(await text(page, '#detail-rpm'), total.count, 'stream count under the RPM tile');
+  assertShows(await text(page, '#value-throughput'), total.tokenThroughput, 'throughput tile');
+
+  const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from=${from}&to=${to}&${SLO}`);
+  assert.ok(compare.verdict, 'the API gives a verdict');
+  assert.equal(await text(page, '#ab-verdict'), compare.verdict);
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#ab-result thead .arm')].map((th) => th.textContent)), ['a: A', 'b: B']);
+
+  const charts = await page.evaluate(() => ['ttft', 'tpot', 'rpm', 'throughput', 'tpot-distribution', 'gap-distribution']
+    .filter((name) => document.querySelector(`#chart-${name} .uplot canvas`)?.width > 0));
+  assert.deepEqual(charts, ['ttft', 'tpot', 'rpm', 'throughput', 'tpot-distribution', 'gap-distribution'], 'every chart has a canvas');
+  const legend = await page.evaluate(() => [...document.querySelectorAll('#chart-tpot-distribution .u-legend .u-label')].map((l) => l.textContent));
+  assert.deepEqual(legend.slice(1), ['A', 'B'], 'one distribution curve per variant');
+
+  mkdirSync(join(ROOT, 'target'), { recursive: true });
+  await page.screenshot({ path: join(ROOT, 'target/dashboard.png'), fullPage: true });
+  assert.deepEqual(dialogs, [], 'no dialog opened');
+  assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
+  await page.close();
+});
+
+test('a shared link with a filter shows only that model, and the A/B panel lists hostile arms as text', async () => {
+  const { page, dialogs } = await open(`#from=${from}&to=${to}&model=${encodeURIComponent(HOSTILE_MODEL)}&ab=scenario`);
+  assert.equal(await page.$eval('#filter-model', (s) => s.value), HOSTILE_MODEL);
+  const models = await page.$$eval('#groups tbody tr td:nth-child(1)', (tds) => tds.map((td) => td.textContent));
+  assert.deepEqual(models, [HOSTILE_MODEL, HOSTILE_MODEL], 'rows of the filtered model only');
+  const arms = await page.$$eval('#ab-a option', (options) => options.map((o) => o.textContent));
+  assert.deepEqual(arms, [...SCENARIOS].sort((x, y) => x.localeCompare(y)), 'the arms are the scenarios, as text');
+  const compare = await api(`/api/compare?dimension=scenario&a=${encodeURIComponent(arms[0])}&b=${encodeURIComponent(arms[1])}&metric=tpotMs&from=${from}&to=${to}&model=${encodeURIComponent(HOSTILE_MODEL)}&${SLO}`);
+  assert.equal(await text(page, '#ab-verdict'), compare.verdict);
+  assert.equal(await page.evaluate(() => document.querySelectorAll('img').length + (window.__pwned ?? 0)), 0);
+  assert.deepEqual(dialogs, []);
+
+  await page.click('#range button[value="6h"]');
+  await page.waitForFunction(() => location.hash.includes('range=6h'));
+  assert.match(await page.evaluate(() => location.hash), /model=/, 'the filter stays in the hash');
+  await page.close();
+});
+
+test('a window without streams shows the hint, an API error shows in the banner', async () => {
+  const empty = await open('#from=1000&to=2000', '#empty:not([hidden])');
+  assert.match(await text(empty.page, '#empty'), /No streams in this range/);
+  assert.equal(await empty.page.$eval('#content', (c) => c.hidden), true, 'no empty tiles and charts');
+  await empty.page.close();
+
+  const failing = await open(`#from=${from}&to=${to}&slo.ttftMs=-5`, '#banner:not([hidden])');
+  const problem = (await api(`/api/summary?from=${from}&to=${to}&slo.ttftMs=-5`, 400)).problem;
+  const banner = await text(failing.page, '#banner');
+  assert.ok(banner.includes('slo.ttftMs') && banner.includes(problem), `banner: ${banner}`);
+  await failing.page.close();
+});
+
+/** Opens the dashboard at `hash` and waits for `ready` (by default: the table, verdict and charts). */
+async function open(hash, ready = null) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const dialogs = [];
+  const pageErrors = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    dialog.dismiss();
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${collector.url}/${hash}`);
+  if (ready) await page.waitForSelector(ready, { timeout: 10_000 });
+  else await page.waitForFunction(() => document.querySelector('#ab-verdict')?.textContent && document.querySelectorAll('.uplot').length >= 6 && document.querySelector('#groups tbody tr'), null, { timeout: 10_000 });
+  return { page, dialogs, pageErrors };
+}
+
+async function api(path, status = 200) {
+  const response = await fetch(`${collector.url}${path}`);
+  const body = await response.json();
+  assert.equal(response.status, status, `${path}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
+
+/** The last number in `shown` ("p90 1,234.5 ms") equals `expected` to the digits shown. */
+function assertShows(shown, expected, what) {
+  const match = /(-?[\d,]+)(?:\.(\d+))?(?!.*\d)/.exec(shown);
+  assert.ok(match, `${what}: no number in ${JSON.stringify(shown)}`);
+  const value = Number(match[0].replaceAll(',', ''));
+  const decimals = match[2]?.length ?? 0;
+  assert.ok(Math.abs(value - expected) <= 0.5 * 10 ** -decimals + 1e-9, `${what}: shows ${JSON.stringify(shown)}, the API says ${expected}`);
+}
+
+/** Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A. */
+function records(start, end) {
+  const random = mulberry32(start + 1);
+  return Array.from({ length: end - start }, (_, k) => {
+    const i = start + k;
+    const variant = i % 2 ? 'B' : 'A';
+    const tpot = variant === 'A' ? 18 + random() * 14 : 32 + random() * 30;
+    const ttft = 250 + random() * 900 + (i % 3 === 0 ? 600 : 0);
+    const tokens = 20 + Math.floor(random() * 700);
+    const stalled = variant === 'B' && random() < 0.2;
+    const gapP90 = tpot * (1.4 + random());
+    return {
+      id: `r-${i}`,
+      startedAt: now - 50 * 60_000 + (i / RECORDS) * 49 * 60_000,
+      url: 'https://api.example.com/v1/chat/completions',
+      model: MODELS[i % 4 < 3 ? 0 : 1],
+      scenario: SCENARIOS[Math.floor(i / 2) % 2],
+      variant,
+      appVersion: '1.4.2',
+      format: 'openai',
+      status: 'ok',
+      httpStatus: 200,
+      renderSource: 'dom',
+      ttfbMs: ttft * 0.6,
+      ttftMs: ttft,
+      ttftArrivalMs: ttft - 8,
+      ttfoMs: ttft,
+      tpotMs: tpot,
+      tpotArrivalMs: tpot - 0.5,
+      tokensPerSecond: 1000 / tpot,
+      outputTokens: tokens,
+      tokenSource: 'usage',
+      reasoningTokens: 0,
+      outputEvents: tokens - 2,
+      outputEventsByKind: { answer: tokens - 2, reasoning: 0, tool: 0 },
+      gaps: { p50: tpot, p90: gapP90, p99: gapP90 * 1.5, max: stalled ? 900 : gapP90 * 2 },
+      arrivalGaps: { p50: tpot, p90: gapP90, p99: gapP90 * 1.5, max: stalled ? 890 : gapP90 * 2 },
+      jitterMs: tpot / 3,
+      stalls: stalled ? { count: 1, count1000: 0, longestMs: 900, totalMs: 900 } : { count: 0, count1000: 0, longestMs: 0, totalMs: 0 },
+      renderDelay: { p50: 3 + random() * 4, p90: 8 + random() * 8 },
+      durationMs: ttft + tpot * (tokens - 1),
+      hidden: false,
+      finishReason: 'stop',
+      anomalies: { malformedEvents: 0, oversizeDropped: 0, unterminatedLast: false },
+      def: 1,
+      connection: i % 5 === 0 ? '3g' : '4g',
+      rttMs: 50,
+      deviceMemoryGb: 8,
+      cores: 8,
+      browser: 'chromium',
+    };
+  });
+}
+
+function envelope(records, batchId) {
+  return { v: 1, def: 1, sentAt: now, sessionId: 's-dashboard', pageId: 'p-dashboard', batchId, retry: 0, sampleRate: 1, records };
+}
+
+/** A small seeded PRNG: the same records every run. */
+function mulberry32(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,53 @@
+// The page's controls (filters, SLO, A/B picks, time range, pause) and the state they show. Select
+// options are dimension values from beacons: each goes in as an option's text and value, never as HTML.
+import { byId, el, replaceChildren } from './dom.js';
+import { clock } from './format.js';
+import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS } from './view-state.js';
+
+/** The sorted distinct values of `dimension` among summary groups (streams that did not set it aside). */
+export function distinctValues(groups, dimension) {
+  const values = new Set(groups.map((g) => g.key[dimension]).filter((v) => v !== null && v !== undefined));
+  return [...values].sort((x, y) => x.localeCompare(y));
+}
+
+/**
+ * Fills a select with `values` after a first option (`first`: `[value, text]`, or null for none) and
+ * selects `selected`. A selected value not among them (a shared link to a quieter window) stays listed.
+ */
+export function fillSelect(select, values, selected, first) {
+  const all = selected && !values.includes(selected) ? [selected, ...values] : values;
+  replaceChildren(select, first && el('option', { value: first[0] }, first[1]), all.map((v) => el('option', { value: v }, v)));
+  select.value = selected;
+}
+
+/** The filter selects' options, from the unfiltered summary grouped by every dimension. */
+export function fillFilters(groups, filters) {
+  for (const d of FILTER_DIMENSIONS) fillSelect(byId(`filter-${d}`), distinctValues(groups, d), filters[d], ['', `all ${plural(d)}`]);
+}
+
+/** The options that do not depend on the data: the A/B panel's dimensions and metrics. */
+export function fillFixedOptions() {
+  replaceChildren(byId('ab-dimension'), AB_DIMENSIONS.map((d) => el('option', { value: d }, d)));
+  replaceChildren(byId('ab-metric'), Object.entries(AB_METRICS).map(([metric, name]) => el('option', { value: metric }, name)));
+}
+
+/** Shows the state in the controls that do not depend on the data. */
+export function showState(state) {
+  for (const button of document.querySelectorAll('#range button')) {
+    button.setAttribute('aria-pressed', String(state.from === null && button.value === state.range));
+  }
+  const fixed = byId('fixed-window');
+  fixed.hidden = state.from === null;
+  if (state.from !== null) replaceChildren(byId('fixed-window-text'), `${new Date(state.from).toLocaleString()} to ${clock(state.to)}`);
+  byId('slo-ttft').value = state.slo.ttftMs;
+  byId('slo-tpot').value = state.slo.tpotMs;
+  byId('ab-dimension').value = state.ab.dimension;
+  byId('ab-metric').value = state.ab.metric;
+  const pause = byId('pause');
+  pause.setAttribute('aria-pressed', String(state.paused));
+  replaceChildren(pause, state.paused ? 'Resume auto-refresh' : 'Pause auto-refresh');
+}
+
+function plural(dimension) {
+  return dimension === 'connection' ? 'connections' : `${dimension}s`;
+}

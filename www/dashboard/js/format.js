@@ -1,0 +1,38 @@
+// Number formatting for tiles, tables and chart axes. Every value the API sends may be null (an empty
+// group, no SLO given): that shows as an em dash, never as 0.
+
+export const NONE = '—';
+
+const grouped = (digits) => new Intl.NumberFormat('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const byDigits = [grouped(0), grouped(1), grouped(2)];
+
+/** Three significant figures at most for small numbers, whole numbers from 100 up (1,234). */
+export function number(value) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return NONE;
+  const magnitude = Math.abs(value);
+  const digits = magnitude >= 100 || magnitude === 0 ? 0 : magnitude >= 10 ? 1 : 2;
+  return byDigits[digits].format(value);
+}
+
+export const ms = (value) => (isMissing(value) ? NONE : `${number(value)} ms`);
+export const perMinute = (value) => (isMissing(value) ? NONE : `${number(value)}/min`);
+export const tokensPerSecond = (value) => (isMissing(value) ? NONE : `${number(value)} tok/s`);
+export const count = (value) => (isMissing(value) ? NONE : byDigits[0].format(value));
+
+/** A share in 0..1 as a percentage. */
+export function percent(share) {
+  if (isMissing(share)) return NONE;
+  return `${byDigits[share * 100 >= 99.95 || share === 0 ? 0 : 1].format(share * 100)}%`;
+}
+
+/** A p-value: small ones as "< 0.001" rather than a string of zeros. */
+export function pValue(p) {
+  if (isMissing(p)) return NONE;
+  return p < 0.001 ? '< 0.001' : p.toFixed(3);
+}
+
+export const clock = (epochMs) => new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+
+function isMissing(value) {
+  return value === null || value === undefined || !Number.isFinite(value);
+}

@@ -1,0 +1,115 @@
+// Wires the dashboard: the state from the URL hash, the controls, and a refresh every 10 s that
+// queries every panel for the same window, filters and SLO. Panels fail independently: an error
+// answer shows in the banner and the other panels still update.
+import { renderComparison, renderComparisonHint } from './ab-panel.js';
+import { get, queryString } from './api.js';
+import { distinctValues, fillFilters, fillFixedOptions, fillSelect, showState } from './controls.js';
+import { renderDistributions } from './distribution.js';
+import { byId, el, replaceChildren } from './dom.js';
+import { clock } from './format.js';
+import { renderGroupsTable } from './groups-table.js';
+import { renderTileCharts, renderTiles, TILE_SERIES } from './headline.js';
+import { AB_DIMENSIONS, FILTER_DIMENSIONS, parseHash, timeWindow, toHash } from './view-state.js';
+
+const REFRESH_MS = 10_000;
+
+let state = parseHash(location.hash);
+let current = null; // the AbortController of the refresh in flight: a newer refresh cancels it
+
+async function refresh() {
+  current?.abort();
+  const controller = new AbortController();
+  current = controller;
+  const { signal } = controller;
+  const window = timeWindow(state, Date.now());
+  const query = (own) => queryString(window, state.filters, state.slo, own);
+  const errors = [];
+  const settle = (promise) => promise.catch((e) => (signal.aborted ? null : (errors.push(e), null)));
+
+  const dimensions = settle(get('summary', queryString(window, {}, {}, { groupBy: AB_DIMENSIONS.join(',') }), signal));
+  const total = settle(get('summary', query({}), signal));
+  const byModel = settle(get('summary', query({ groupBy: 'model,scenario' }), signal));
+  const byVariant = settle(get('summary', query({ groupBy: 'variant' }), signal));
+  const series = Object.fromEntries(Object.entries(TILE_SERIES).map(([tile, lines]) => [tile, Promise.all(lines.map(([metric, q]) =>
+    settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: window.bucket }), signal))))]));
+  const comparison = dimensions.then((answer) => answer && compare(answer.groups, query, signal, settle));
+
+  const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer] = await Promise.all([dimensions, total, byModel, byVariant]);
+  if (signal.aborted) return;
+  if (dimensionsAnswer) fillFilters(dimensionsAnswer.groups, state.filters);
+  const streams = totalAnswer?.groups[0]?.count ?? 0;
+  showEmpty(totalAnswer !== null && streams === 0);
+  if (totalAnswer) renderTiles(totalAnswer.groups[0], state.slo);
+  if (byModelAnswer) renderGroupsTable(byModelAnswer.groups, state.slo);
+  if (byVariantAnswer) renderDistributions(byVariantAnswer.groups);
+
+  const tileSeries = Object.fromEntries(await Promise.all(Object.entries(series).map(async ([tile, answers]) => [tile, await answers])));
+  await comparison;
+  if (signal.aborted) return;
+  renderTileCharts((tile) => tileSeries[tile].map((answer) => answer?.series[0]?.points ?? []));
+  showErrors(errors);
+  replaceChildren(byId('updated'), `updated ${clock(Date.now())}`);
+}
+
+/** Fills the arm pickers, then shows /api/compare for the picked (or first two) arms. */
+async function compare(groups, query, signal, settle) {
+  const { dimension, metric } = state.ab;
+  const values = distinctValues(groups, dimension);
+  const a = state.ab.a || values[0] || '';
+  const b = state.ab.b || values.find((v) => v !== a) || '';
+  fillSelect(byId('ab-a'), values, a, null);
+  fillSelect(byId('ab-b'), values, b, null);
+  if (!a || !b || a === b) {
+    renderComparisonHint(values.length < 2 ? `Comparing needs two ${dimension} values with streams in this range.` : 'Pick two different arms.');
+    return;
+  }
+  const answer = await settle(get('compare', query({ dimension, a, b, metric }), signal));
+  if (answer && !signal.aborted) renderComparison(answer, metric);
+}
+
+function showEmpty(empty) {
+  byId('empty').hidden = !empty;
+  byId('content').hidden = empty;
+  const filtered = FILTER_DIMENSIONS.some((d) => state.filters[d]);
+  replaceChildren(byId('empty-filters'), filtered ? 'Some filters are set: clearing them may show streams. ' : '');
+}
+
+function showErrors(errors) {
+  const banner = byId('banner');
+  banner.hidden = errors.length === 0;
+  const unique = [...new Map(errors.map((e) => [e.message, e])).values()];
+  replaceChildren(banner, unique.map((e) => el('p', {}, el('strong', {}, e.error ?? 'error'), e.field ? ` in ${e.field}` : '', `: ${e.problem ?? e.message}`)));
+}
+
+/** Applies a change from a control: into the state, the URL hash (shareable), and a refresh. */
+function update(change) {
+  change(state);
+  history.replaceState(null, '', toHash(state) || location.pathname + location.search);
+  showState(state);
+  refresh();
+}
+
+for (const button of document.querySelectorAll('#range button')) {
+  button.addEventListener('click', () => update((s) => Object.assign(s, { range: button.value, from: null, to: null })));
+}
+byId('fixed-window-clear').addEventListener('click', () => update((s) => Object.assign(s, { from: null, to: null })));
+for (const d of FILTER_DIMENSIONS) byId(`filter-${d}`).addEventListener('change', (e) => update((s) => (s.filters[d] = e.target.value)));
+byId('slo-ttft').addEventListener('change', (e) => update((s) => (s.slo.ttftMs = e.target.value)));
+byId('slo-tpot').addEventListener('change', (e) => update((s) => (s.slo.tpotMs = e.target.value)));
+byId('ab-dimension').addEventListener('change', (e) => update((s) => Object.assign(s.ab, { dimension: e.target.value, a: '', b: '' })));
+byId('ab-a').addEventListener('change', (e) => update((s) => (s.ab.a = e.target.value)));
+byId('ab-b').addEventListener('change', (e) => update((s) => (s.ab.b = e.target.value)));
+byId('ab-metric').addEventListener('change', (e) => update((s) => (s.ab.metric = e.target.value)));
+byId('pause').addEventListener('click', () => update((s) => (s.paused = !s.paused)));
+addEventListener('hashchange', () => {
+  state = parseHash(location.hash);
+  showState(state);
+  refresh();
+});
+// A hidden tab does not poll; it catches up when shown again.
+document.addEventListener('visibilitychange', () => !document.hidden && !state.paused && refresh());
+setInterval(() => !document.hidden && !state.paused && refresh(), REFRESH_MS);
+
+fillFixedOptions();
+showState(state);
+refresh();
