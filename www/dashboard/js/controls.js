@@ -1,7 +1,7 @@
 // The page's controls (filters, SLO, A/B picks, time range, pause) and the state they show. Select
 // options are dimension values from beacons: each goes in as an option's text and value, never as HTML.
 import { byId, el, replaceChildren } from './dom.js';
-import { clock } from './format.js';
+import { dateTime } from './format.js';
 import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS } from './view-state.js';
 
 /** The sorted distinct values of `dimension` among summary groups (streams that did not set it aside). */
@@ -38,14 +38,14 @@ export function showState(state) {
   }
   const fixed = byId('fixed-window');
   fixed.hidden = state.from === null;
-  if (state.from !== null) replaceChildren(byId('fixed-window-text'), `${new Date(state.from).toLocaleString()} to ${clock(state.to)}`);
+  if (state.from !== null) replaceChildren(byId('fixed-window-text'), `${dateTime(state.from)} to ${dateTime(state.to)}`);
   byId('slo-ttft').value = state.slo.ttftMs;
   byId('slo-tpot').value = state.slo.tpotMs;
   byId('ab-dimension').value = state.ab.dimension;
   byId('ab-metric').value = state.ab.metric;
   const pause = byId('pause');
   pause.setAttribute('aria-pressed', String(state.paused));
-  replaceChildren(pause, state.paused ? 'Resume auto-refresh' : 'Pause auto-refresh');
+  replaceChildren(pause, state.paused ? 'Resume' : 'Pause');
 }
 
 function plural(dimension) {

@@ -31,7 +31,9 @@ export function pValue(p) {
   return p < 0.001 ? '< 0.001' : p.toFixed(3);
 }
 
-export const clock = (epochMs) => new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dateTimeFormat = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+export const dateTime = (epochMs) => dateTimeFormat.format(epochMs);
+export const clock = (epochMs) => new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
 
 function isMissing(value) {
   return value === null || value === undefined || !Number.isFinite(value);

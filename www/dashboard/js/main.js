@@ -32,7 +32,7 @@ async function refresh() {
   const byVariant = settle(get('summary', query({ groupBy: 'variant' }), signal));
   const series = Object.fromEntries(Object.entries(TILE_SERIES).map(([tile, lines]) => [tile, Promise.all(lines.map(([metric, q]) =>
     settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: window.bucket }), signal))))]));
-  const comparison = dimensions.then((answer) => answer && compare(answer.groups, query, signal, settle));
+  const comparison = dimensions.then((answer) => answer && compare(answer.groups, window, signal, settle));
 
   const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer] = await Promise.all([dimensions, total, byModel, byVariant]);
   if (signal.aborted) return;
@@ -51,8 +51,11 @@ async function refresh() {
   replaceChildren(byId('updated'), `updated ${clock(Date.now())}`);
 }
 
-/** Fills the arm pickers, then shows /api/compare for the picked (or first two) arms. */
-async function compare(groups, query, signal, settle) {
+/**
+ * Fills the arm pickers, then shows /api/compare for the picked (or first two) arms. A filter on the
+ * compared dimension itself is left out: it would leave one arm empty.
+ */
+async function compare(groups, window, signal, settle) {
   const { dimension, metric } = state.ab;
   const values = distinctValues(groups, dimension);
   const a = state.ab.a || values[0] || '';
@@ -63,7 +66,8 @@ async function compare(groups, query, signal, settle) {
     renderComparisonHint(values.length < 2 ? `Comparing needs two ${dimension} values with streams in this range.` : 'Pick two different arms.');
     return;
   }
-  const answer = await settle(get('compare', query({ dimension, a, b, metric }), signal));
+  const filters = { ...state.filters, [dimension]: '' };
+  const answer = await settle(get('compare', queryString(window, filters, state.slo, { dimension, a, b, metric }), signal));
   if (answer && !signal.aborted) renderComparison(answer, metric);
 }
 
