@@ -16,7 +16,10 @@ export function distinctValues(groups, dimension) {
  */
 export function fillSelect(select, values, selected, first) {
   const all = selected && !values.includes(selected) ? [selected, ...values] : values;
-  replaceChildren(select, first && el('option', { value: first[0] }, first[1]), all.map((v) => el('option', { value: v }, v)));
+  const options = [...(first ? [first] : []), ...all.map((v) => [v, v])];
+  // Unchanged options stay as they are: rebuilding them every refresh would close an open select.
+  const same = select.options.length === options.length && options.every(([value, text], i) => select.options[i].value === value && select.options[i].textContent === text);
+  if (!same) replaceChildren(select, options.map(([value, text]) => el('option', { value }, text)));
   select.value = selected;
 }
 
