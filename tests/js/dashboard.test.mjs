@@ -175,7 +175,7 @@ function records(start, end) {
       id: `r-${i}`,
       startedAt: now - 50 * 60_000 + (i / RECORDS) * 49 * 60_000,
       url: 'https://api.example.com/v1/chat/completions',
-      model: MODELS[i % 4 < 3 ? 0 : 1],
+      model: MODELS[i % 3 === 2 ? 1 : 0],
       scenario: SCENARIOS[Math.floor(i / 2) % 2],
       variant,
       appVersion: '1.4.2',
