@@ -8,16 +8,21 @@
 //! - 413 when the body, or the body after gzip decompression, is over [`MAX_BODY_BYTES`] (the
 //!   decompression stops there: a gzip bomb costs at most that much);
 //! - 400 when the body is not JSON, not gzip although declared so, or not a valid envelope;
-//! - 200 `{ "accepted": N, "duplicates": M }` once the batch is stored whole (one transaction).
+//! - 429 with `Retry-After` (seconds) when the client (by address) is over `--rate-limit`;
+//! - 200 `{ "accepted": N, "duplicates": M }` once the batch is stored whole.
+//!
+//! `GET /api/summary`, `/api/timeseries` and `/api/compare` answer 400 for a bad parameter (see
+//! [`crate::summary`], [`crate::timeseries`], [`crate::compare`]); other GETs serve the dashboard.
 //!
 //! Every error body is `{ "error", "field", "problem" }`: `field` names the offending field
 //! (`records[3].status`, or a query parameter) or is null. Nothing is stored unless the answer is 200.
 
-use crate::store::Store;
-use crate::summary::SummaryQuery;
+use crate::rate_limit::RateLimit;
+use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
-use axum::body::{Body, Bytes};
-use axum::extract::{RawQuery, Request, State};
+use crate::{compare, dashboard, summary, timeseries};
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, RawQuery, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -27,8 +32,10 @@ use axum::Router;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Value};
 use std::io::Read;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The largest body accepted, before and after decompression: 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -40,22 +47,31 @@ pub struct Config {
     pub allow_origins: Vec<String>,
     /// When set, `POST /v1/beacons` needs `?key=` equal to it.
     pub ingest_key: Option<String>,
+    /// Ingest requests per second per client address, and the burst allowed; `None`: no limit.
+    pub rate_limit: Option<(f64, f64)>,
+    /// The dashboard's directory, served at `/`.
+    pub dashboard: PathBuf,
 }
 
 #[derive(Clone)]
 struct AppState {
     store: Arc<dyn Store>,
     config: Arc<Config>,
+    rate_limit: Option<Arc<RateLimit>>,
 }
 
-/// The collector's routes over a store.
+/// The collector's routes over a store. Serve it with `into_make_service_with_connect_info::<SocketAddr>()`
+/// so the rate limit sees client addresses (without, all clients share one bucket).
 pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
-    let state = AppState { store, config: Arc::new(config) };
+    let rate_limit = config.rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst)));
+    let state = AppState { store, config: Arc::new(config), rate_limit };
     Router::new()
         .route("/v1/beacons", post(ingest))
-        .route("/api/summary", get(summary))
+        .route("/api/summary", get(|s: State<AppState>, q: RawQuery| analytics(s, q, summary::parse, |store, w| Ok(summary::summary(store, w)?.to_json()))))
+        .route("/api/timeseries", get(|s: State<AppState>, q: RawQuery| analytics(s, q, timeseries::parse, timeseries::timeseries)))
+        .route("/api/compare", get(|s: State<AppState>, q: RawQuery| analytics(s, q, compare::parse, compare::compare)))
         .route("/health", get(health))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "not found", None, "no such endpoint".into()) })
+        .fallback(fallback)
         .layer(middleware::from_fn_with_state(state.clone(), cors))
         .with_state(state)
 }
@@ -72,7 +88,18 @@ fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, headers: HeaderMap, body: Body) -> Response {
+async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    if let Some(limit) = &state.rate_limit {
+        let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+        if let Err(wait) = limit.check(client, Instant::now()) {
+            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+            let mut response = error(StatusCode::TOO_MANY_REQUESTS, "rate limited", None, format!("over this client's ingest rate; retry in {seconds} s"));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            return response;
+        }
+    }
     if let Some(expected) = &state.config.ingest_key {
         let given = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).find(|(k, _)| k == "key").map(|(_, v)| v.into_owned());
         if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
@@ -175,23 +202,38 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn summary(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
-    let query = match SummaryQuery::parse(query.as_deref(), now_ms()) {
+/// Parses the query, runs it on a blocking thread, and answers JSON (400 for a bad parameter).
+async fn analytics<Q: Send + 'static>(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+    parse: fn(Option<&str>, i64) -> Result<Q, Invalid>,
+    run: fn(&dyn Store, &Q) -> Result<Value, StoreError>,
+) -> Response {
+    let query = match parse(query.as_deref(), now_ms()) {
         Ok(q) => q,
         Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid query", field, problem),
     };
     let store = state.store.clone();
-    match tokio::task::spawn_blocking(move || store.summary(&query)).await {
-        Ok(Ok(summary)) => json_response(StatusCode::OK, &summary.to_json()),
+    match tokio::task::spawn_blocking(move || run(store.as_ref(), &query)).await {
+        Ok(Ok(answer)) => json_response(StatusCode::OK, &answer),
         Ok(Err(e)) => {
-            eprintln!("llm-ux-collector: summary failed: {e}");
+            eprintln!("llm-ux-collector: a query failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
         }
         Err(e) => {
-            eprintln!("llm-ux-collector: summary failed: {e}");
+            eprintln!("llm-ux-collector: a query failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
         }
     }
+}
+
+/// GET (and HEAD) of anything else: a dashboard file; other methods and `/api/...`: 404.
+async fn fallback(State(state): State<AppState>, request: Request) -> Response {
+    let uri = request.uri();
+    if (request.method() == Method::GET || request.method() == Method::HEAD) && !uri.path().starts_with("/api/") && !uri.path().starts_with("/v1/") {
+        return dashboard::serve(&state.config.dashboard, uri).await;
+    }
+    error(StatusCode::NOT_FOUND, "not found", None, "no such endpoint".into())
 }
 
 async fn health(State(state): State<AppState>) -> Response {

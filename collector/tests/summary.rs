@@ -149,11 +149,16 @@ fn expected(records: &[Value], e: &Expect) -> BTreeMap<String, Value> {
             let tokens: Vec<u64> = rs.iter().map(|r| r["outputTokens"].as_u64().unwrap()).collect();
             let with_stalls: Vec<&&Value> = rs.iter().filter(|r| !r["stalls"].is_null()).collect();
             let stalled = with_stalls.iter().filter(|r| r["stalls"]["count"].as_u64().unwrap() > 0).count();
+            // A value within 1% of a threshold may be judged by its sketch bucket either way: the
+            // goodput must lie between the strict and the lenient count.
             let goodput = if e.slo_ttft.is_none() && e.slo_tpot.is_none() {
                 Value::Null
             } else {
-                let ok = |v: &Value, slo: Option<f64>| slo.is_none_or(|max| v.as_f64().is_some_and(|x| x <= max));
-                json!(rs.iter().filter(|r| ok(&r["ttftMs"], e.slo_ttft) && ok(&r["tpotMs"], e.slo_tpot)).count() as f64 / n)
+                let share = |slack: f64| {
+                    let ok = |v: &Value, slo: Option<f64>| slo.is_none_or(|max| v.as_f64().is_some_and(|x| x <= max * slack));
+                    rs.iter().filter(|r| ok(&r["ttftMs"], e.slo_ttft) && ok(&r["tpotMs"], e.slo_tpot)).count() as f64 / n
+                };
+                json!({ "between": [share(0.99), share(1.01)] })
             };
             let group = json!({
                 "key": serde_json::from_str::<Value>(&key).unwrap(),
@@ -178,12 +183,20 @@ fn expected(records: &[Value], e: &Expect) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// Equal JSON, numbers within a relative 1e-9.
+/// Equal JSON, numbers within a relative 1e-9, except percentiles (within the sketch's 1%) and
+/// `{ "between": [lo, hi] }` expectations.
 fn assert_close(got: &Value, want: &Value, path: &str) {
+    let percentile = [".p50", ".p75", ".p90", ".p95", ".p99"].iter().any(|p| path.ends_with(p));
     match (got, want) {
         (Value::Number(g), Value::Number(w)) => {
             let (g, w) = (g.as_f64().unwrap(), w.as_f64().unwrap());
-            assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{path}: got {g}, want {w}");
+            let tolerance = if percentile { 0.01 * w.abs() } else { 1e-9 * w.abs().max(1.0) };
+            assert!((g - w).abs() <= tolerance, "{path}: got {g}, want {w}");
+        }
+        (g, Value::Object(w)) if w.contains_key("between") => {
+            let (lo, hi) = (w["between"][0].as_f64().unwrap(), w["between"][1].as_f64().unwrap());
+            let g = g.as_f64().unwrap_or_else(|| panic!("{path}: got {g}, want a number in [{lo}, {hi}]"));
+            assert!(lo - 1e-12 <= g && g <= hi + 1e-12, "{path}: got {g}, want a number in [{lo}, {hi}]");
         }
         (Value::Object(g), Value::Object(w)) => {
             let (gk, wk): (Vec<_>, Vec<_>) = (g.keys().collect(), w.keys().collect());
@@ -299,7 +312,7 @@ fn windows_and_definition_versions() {
 
 #[test]
 fn percentiles_and_bands_on_a_small_known_set() {
-    // Worked by hand: TTFT 100..1000 (10 values) and one null; ranks floor(q × 9).
+    // Worked by hand: TTFT 100..1000 (10 values) and one null; ranks floor(q × 9), within the sketch's 1%.
     let server = Server::start(&[]);
     let mut records = Vec::new();
     for i in 0..11 {
@@ -316,9 +329,9 @@ fn percentiles_and_bands_on_a_small_known_set() {
     assert_eq!(g["count"], 11);
     assert_eq!(g["rpm"], 11.0);
     assert_eq!(g["tokenThroughput"].as_f64().unwrap(), (1 + 50 + 51 + 500 + 501 + 5000 + 80) as f64 / 60.0);
-    assert_eq!(g["ttftMs"], json!({ "p50": 500.0, "p75": 700.0, "p90": 900.0, "p95": 900.0, "p99": 900.0, "mean": 550.0 }));
+    assert_close(&g["ttftMs"], &json!({ "p50": 500.0, "p75": 700.0, "p90": 900.0, "p95": 900.0, "p99": 900.0, "mean": 550.0 }), "ttftMs");
     assert_eq!(g["stallRate"], json!(0.75), "3 of the 4 streams with stall data stalled");
-    assert_eq!(g["stallMs"]["p50"], json!(600.0));
+    assert_close(&g["stallMs"]["p50"], &json!(600.0), "stallMs.p50");
     assert_eq!(g["goodput"].as_f64().unwrap(), 5.0 / 11.0, "TTFT 100..500: 5 of 11 (the null one does not meet the SLO)");
     assert_eq!(g["lengthBands"], json!({ "1-50": 6, "51-500": 2, "over500": 2 }));
 }

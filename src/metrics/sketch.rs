@@ -137,6 +137,32 @@ impl Sketch {
     pub fn buckets(&self) -> (u64, &[(i32, u64)]) {
         (self.zeros, &self.buckets)
     }
+
+    /// Rebuilds a sketch from what [`Sketch::buckets`], [`Sketch::min`] and [`Sketch::max`] gave
+    /// (how the collector stores one). `None` when the keys are not strictly increasing, a count
+    /// is 0, `min > max`, or there are more than [`MAX_BUCKETS`] buckets. O(B).
+    pub fn from_parts(zeros: u64, buckets: Vec<(i32, u64)>, min: f64, max: f64) -> Option<Sketch> {
+        let increasing = buckets.windows(2).all(|w| w[0].0 < w[1].0);
+        if !increasing || buckets.len() > MAX_BUCKETS || buckets.iter().any(|&(_, n)| n == 0) || min.is_nan() || max.is_nan() {
+            return None;
+        }
+        let count = buckets.iter().try_fold(zeros, |sum, &(_, n)| sum.checked_add(n))?;
+        if count > 0 && min > max {
+            return None;
+        }
+        let (min, max) = if count == 0 { (0.0, 0.0) } else { (min, max) };
+        Some(Sketch { buckets, zeros, count, min, max })
+    }
+}
+
+/// The bucket key of `value`: `None` for values the sketch counts as zero (below [`MIN_POSITIVE`]).
+pub fn bucket_key(value: f64) -> Option<i32> {
+    (value >= MIN_POSITIVE).then(|| key(value))
+}
+
+/// The representative value of bucket `key` (within α of every value in it).
+pub fn bucket_value(key: i32) -> f64 {
+    value(key)
 }
 
 fn key(value: f64) -> i32 {
@@ -186,6 +212,24 @@ mod tests {
     #[test]
     fn ln_gamma_is_exactly_what_libm_computes() {
         assert_eq!(LN_GAMMA.to_bits(), math::ln(GAMMA).to_bits());
+    }
+
+    #[test]
+    fn rebuilt_from_parts_equals_the_original() {
+        let mut s = Sketch::new();
+        for v in [0.0, 0.5, 3.0, 3.01, 250.0, 1e6] {
+            s.add(v);
+        }
+        let (zeros, buckets) = s.buckets();
+        let rebuilt = Sketch::from_parts(zeros, buckets.to_vec(), s.min().unwrap(), s.max().unwrap()).unwrap();
+        assert_eq!(rebuilt, s);
+        assert_eq!(Sketch::from_parts(0, vec![], 0.0, 0.0), Some(Sketch::new()));
+        assert_eq!(Sketch::from_parts(0, vec![(5, 1), (5, 1)], 1.0, 2.0), None);
+        assert_eq!(Sketch::from_parts(0, vec![(5, 0)], 1.0, 2.0), None);
+        assert_eq!(Sketch::from_parts(0, vec![(5, 1)], 3.0, 2.0), None);
+        assert_eq!(bucket_key(0.0), None);
+        let k = bucket_key(120.0).unwrap();
+        assert!((bucket_value(k) - 120.0).abs() <= 1.2);
     }
 
     #[test]

@@ -1,16 +1,23 @@
-//! The SQLite backend: one file in WAL mode, one row per stream record (its fields as columns plus the
-//! raw record JSON), primary key on the record id so a repeated record is ignored.
+//! The SQLite backend: one file in WAL mode; one row per stream record (its fields as columns plus
+//! the raw record JSON, primary key on the record id so a repeated record is ignored) and one row
+//! per rollup key holding the encoded [`Rollup`].
+//!
+//! A batch is one transaction: its new records, and the rollups they change (read, merged, written
+//! back), commit together or not at all. Ingest costs O(records + touched rollup size).
 
-use super::{Inserted, Store, StoreError};
-use crate::summary::{aggregate, Row, Summary, SummaryQuery, DEF};
+use super::{Filters, Inserted, Store, StoreError};
+use crate::dims::{Dims, Metric};
+use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
+use crate::summary::DEF;
 use crate::validate::Batch;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS records (
@@ -65,6 +72,19 @@ CREATE TABLE IF NOT EXISTS records (
     raw                 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_by_time ON records (def, started_at);
+CREATE TABLE IF NOT EXISTS rollups (
+    grain       TEXT NOT NULL,
+    bucket      INTEGER NOT NULL,
+    -- The five dimensions as one JSON array: the key (SQLite treats NULLs in a key as distinct).
+    dims_key    TEXT NOT NULL,
+    model       TEXT,
+    scenario    TEXT,
+    variant     TEXT,
+    app_version TEXT,
+    connection  TEXT,
+    data        BLOB NOT NULL,
+    PRIMARY KEY (grain, bucket, dims_key)
+) WITHOUT ROWID;
 ";
 
 // ON CONFLICT(id) DO NOTHING, not INSERT OR IGNORE: only a repeated id is skipped; any other
@@ -102,7 +122,7 @@ impl SqliteStore {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
         }
-        let writer = Connection::open(path).map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        let mut writer = Connection::open(path).map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
         writer.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
         let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -114,6 +134,12 @@ impl SqliteStore {
             return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
         }
         writer.execute_batch(SCHEMA).map_err(err)?;
+        if version == 1 {
+            // Version 1 had no rollups: build them from the records kept so far.
+            let tx = writer.transaction().map_err(err)?;
+            rebuild_rollups(&tx)?;
+            tx.commit().map_err(err)?;
+        }
         writer.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
         let reader = Connection::open(path).map_err(err)?;
         reader.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
@@ -125,11 +151,12 @@ impl Store for SqliteStore {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction().map_err(err)?;
+        let mut new_rows = Vec::new();
         let mut accepted = 0;
         {
             let mut insert = tx.prepare_cached(INSERT).map_err(err)?;
             for r in &batch.records {
-                accepted += insert
+                let inserted = insert
                     .execute(params![
                         r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
                         r.status, r.http_status, r.render_source, r.browser, r.ttfb_ms, r.ttft_ms, r.ttft_arrival_ms, r.ttfo_ms,
@@ -141,46 +168,128 @@ impl Store for SqliteStore {
                         received_at, r.raw,
                     ])
                     .map_err(err)?;
+                if inserted == 1 && r.def == DEF {
+                    new_rows.push(Row::from_record(r));
+                }
+                accepted += inserted;
             }
         }
+        add_to_rollups(&tx, rollups_of(&new_rows))?;
         // Any error above returns before this, and dropping `tx` rolls the whole batch back.
         tx.commit().map_err(err)?;
         Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
     }
 
-    fn summary(&self, query: &SummaryQuery) -> Result<Summary, StoreError> {
-        let mut columns: Vec<&str> = query.group_by.iter().map(|d| d.column()).collect();
-        columns.extend(["output_tokens", "ttft_ms", "tpot_ms", "gap_p90_ms", "render_delay_p50_ms", "stall_count", "stall_total_ms"]);
-        let mut sql = format!("SELECT {} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?", columns.join(", "));
-        let mut args: Vec<SqlValue> = vec![DEF.into(), (query.from as f64).into(), (query.to as f64).into()];
-        for (dim, values) in &query.filters {
-            let marks = vec!["?"; values.len()].join(", ");
-            sql.push_str(&format!(" AND {} IN ({marks})", dim.column()));
-            args.extend(values.iter().map(|v| SqlValue::Text(v.clone())));
-        }
+    fn rollups(&self, grain: Grain, from: i64, to: i64, filters: &Filters) -> Result<Vec<(RollupKey, Rollup)>, StoreError> {
+        let (where_filters, mut args) = filter_sql(filters);
+        let sql = format!("SELECT bucket, model, scenario, variant, app_version, connection, data FROM rollups WHERE grain = ? AND bucket >= ? AND bucket < ?{where_filters}");
+        args.splice(0..0, [SqlValue::Text(grain.code().into()), from.into(), to.into()]);
         let conn = lock(&self.reader);
-        let mut stmt = conn.prepare(&sql).map_err(err)?;
-        let n = query.group_by.len();
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(Row {
-                    dims: (0..n).map(|i| r.get(i)).collect::<Result<_, _>>()?,
-                    output_tokens: r.get(n)?,
-                    ttft_ms: r.get(n + 1)?,
-                    tpot_ms: r.get(n + 2)?,
-                    gap_p90_ms: r.get(n + 3)?,
-                    render_delay_p50_ms: r.get(n + 4)?,
-                    stall_count: r.get(n + 5)?,
-                    stall_total_ms: r.get(n + 6)?,
-                })
-            })
-            .map_err(err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(err)?;
-        Ok(aggregate(query, rows))
+        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(err)? {
+            let dims: Dims = [r.get(1).map_err(err)?, r.get(2).map_err(err)?, r.get(3).map_err(err)?, r.get(4).map_err(err)?, r.get(5).map_err(err)?];
+            let data: Vec<u8> = r.get(6).map_err(err)?;
+            let rollup = Rollup::decode(&data).map_err(err)?;
+            out.push((RollupKey { grain, bucket: r.get(0).map_err(err)?, dims }, rollup));
+        }
+        Ok(out)
+    }
+
+    fn rows(&self, from: i64, to: i64, filters: &Filters) -> Result<Vec<Row>, StoreError> {
+        let (where_filters, mut args) = filter_sql(filters);
+        let sql = format!("SELECT {ROW_COLUMNS} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_filters}");
+        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
+        let conn = lock(&self.reader);
+        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), row_of).map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+    }
+
+    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters) -> Result<Vec<f64>, StoreError> {
+        let (where_filters, mut args) = filter_sql(filters);
+        let column = metric.column();
+        let sql = format!("SELECT {column} FROM records WHERE def = ? AND started_at >= ? AND started_at < ? AND {column} IS NOT NULL{where_filters}");
+        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
+        let conn = lock(&self.reader);
+        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let values = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0)).map_err(err)?;
+        values.collect::<Result<Vec<f64>, _>>().map_err(err)
     }
 
     fn ping(&self) -> Result<(), StoreError> {
         lock(&self.reader).query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map(|_| ()).map_err(err)
     }
+}
+
+const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms";
+
+fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    Ok(Row {
+        started_at: r.get(0)?,
+        dims: [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+        output_tokens: r.get(6)?,
+        ttft_ms: r.get(7)?,
+        tpot_ms: r.get(8)?,
+        gap_p90_ms: r.get(9)?,
+        render_delay_p50_ms: r.get(10)?,
+        stall_count: r.get(11)?,
+        stall_total_ms: r.get(12)?,
+    })
+}
+
+/// ` AND column IN (?, ...)` per filter, and the values to bind.
+fn filter_sql(filters: &Filters) -> (String, Vec<SqlValue>) {
+    let mut sql = String::new();
+    let mut args = Vec::new();
+    for (dim, values) in filters {
+        let marks = vec!["?"; values.len()].join(", ");
+        sql.push_str(&format!(" AND {} IN ({marks})", dim.column()));
+        args.extend(values.iter().map(|v| SqlValue::Text(v.clone())));
+    }
+    (sql, args)
+}
+
+fn dims_key(dims: &Dims) -> String {
+    serde_json::to_string(dims).unwrap_or_default()
+}
+
+/// Merges `deltas` into the stored rollups (read, merge, write back). O(deltas × rollup size).
+fn add_to_rollups(tx: &Transaction<'_>, deltas: BTreeMap<RollupKey, Rollup>) -> Result<(), StoreError> {
+    let mut read = tx.prepare_cached("SELECT data FROM rollups WHERE grain = ?1 AND bucket = ?2 AND dims_key = ?3").map_err(err)?;
+    let mut write = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO rollups (grain, bucket, dims_key, model, scenario, variant, app_version, connection, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .map_err(err)?;
+    for (key, delta) in deltas {
+        let dims = dims_key(&key.dims);
+        let stored: Option<Vec<u8>> = read.query_row(params![key.grain.code(), key.bucket, dims], |r| r.get(0)).optional().map_err(err)?;
+        let mut rollup = match stored {
+            Some(bytes) => Rollup::decode(&bytes).map_err(err)?,
+            None => Rollup::default(),
+        };
+        rollup.merge(&delta);
+        let [model, scenario, variant, app_version, connection] = &key.dims;
+        write.execute(params![key.grain.code(), key.bucket, dims, model, scenario, variant, app_version, connection, rollup.encode()]).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Rebuilds every rollup from the records, a day of records at a time (bounded memory).
+fn rebuild_rollups(tx: &Transaction<'_>) -> Result<(), StoreError> {
+    tx.execute("DELETE FROM rollups", []).map_err(err)?;
+    let range: Option<(f64, f64)> = tx.query_row("SELECT min(started_at), max(started_at) FROM records WHERE def = ?1", [DEF], |r| Ok(r.get::<_, Option<f64>>(0)?.zip(r.get::<_, Option<f64>>(1)?))).map_err(err)?;
+    let Some((first, last)) = range else { return Ok(()) };
+    let day = Grain::Day.ms();
+    let mut select = tx.prepare(&format!("SELECT {ROW_COLUMNS} FROM records WHERE def = ?1 AND started_at >= ?2 AND started_at < ?3")).map_err(err)?;
+    let mut start = Grain::Day.bucket_of(first);
+    while (start as f64) <= last {
+        let rows = select.query_map(params![DEF, start as f64, (start + day) as f64], row_of).map_err(err)?.collect::<Result<Vec<_>, _>>().map_err(err)?;
+        add_to_rollups(tx, rollups_of(&rows))?;
+        start += day;
+    }
+    Ok(())
 }

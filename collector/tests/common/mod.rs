@@ -45,13 +45,17 @@ impl Server {
         // A nested path: the collector creates the parent directory.
         let db = dir.0.join("data").join("beacons.db");
         let mut argv = vec!["llm-ux-collector".to_owned(), "--listen".into(), "127.0.0.1:0".into(), "--db".into(), db.display().to_string()];
+        // Tests send bursts from one address: no rate limit unless the test sets one.
+        if !extra.contains(&"--rate-limit") {
+            argv.extend(["--rate-limit".into(), "0".into()]);
+        }
         argv.extend(extra.iter().map(|s| s.to_string()));
         let args = llm_ux_collector::Args::try_parse_from(argv).expect("arguments");
         let app = llm_ux_collector::app(&args).expect("app");
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind(args.listen)).unwrap();
         let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, app).await.unwrap() });
+        runtime.spawn(async move { axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap() });
         Server { addr, db, runtime: Some(runtime), _dir: dir }
     }
 

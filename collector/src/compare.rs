@@ -1,0 +1,143 @@
+//! `GET /api/compare`: an A/B judgement of streaming smoothness between two values of a dimension.
+//!
+//! Parameters: those of [`crate::params`] (no `groupBy`), and
+//! - `dimension` (default `variant`), `a` and `b`: the two arms, `dimension=a` and `dimension=b`;
+//! - `metric`: `ttftMs`, `tpotMs` (default), `gapP90Ms`, `renderDelayMs` or `stallMs`.
+//!
+//! Answer: `{ "metric", "a": { "value", "count", "median" }, "b": { ... }, "difference": { "estimate",
+//! "ci95": [lo, hi] }, "mannWhitney": { "u", "pValue" }, "stallRate": { "a", "b", "pValue" },
+//! "goodput": { "a", "b", "pValue" }, "verdict" }`:
+//! - `count`: the arm's streams with a value of the metric; `median`: their exact median;
+//! - `difference`: median(b) − median(a), with a 95% interval from the two medians' McKean-Schrader
+//!   standard errors (null below 3 values in an arm);
+//! - `mannWhitney`: U of arm a and the two-sided p-value ([`crate::stats::mann_whitney`]);
+//! - `stallRate`, `goodput`: each arm's share (as in the summary) and a two-proportion z-test;
+//!   goodput is null without an SLO;
+//! - `verdict`: one line; says so when an arm has fewer than [`MIN_PER_ARM`] values.
+//!
+//! Cost: the arms' metric values are read from the records (exact tests), O(n log n); the shares
+//! come from rollups, as in the summary.
+
+use crate::dims::{Dim, Metric};
+use crate::params::{self, bad, Window};
+use crate::query::visit_window;
+use crate::rollup::{Grain, Rollup};
+use crate::stats::{mann_whitney, median, median_standard_error, two_proportion, Z95};
+use crate::store::{Store, StoreError};
+use crate::validate::Invalid;
+use serde_json::{json, Value};
+
+/// Below this many values in an arm, the verdict declines to judge.
+pub const MIN_PER_ARM: usize = 30;
+/// The significance level of the verdict.
+pub const ALPHA: f64 = 0.05;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareQuery {
+    pub window: Window,
+    pub dimension: Dim,
+    pub a: String,
+    pub b: String,
+    pub metric: Metric,
+}
+
+pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
+    let (window, own) = params::parse(raw, now_ms, &["dimension", "a", "b", "metric"], false)?;
+    let name = own.get("dimension").map(String::as_str).unwrap_or("variant");
+    let dimension = Dim::from_name(name).ok_or_else(|| bad("dimension", format!("unknown dimension {name:?}; known: {}", Dim::names())))?;
+    if window.filters.iter().any(|(d, _)| *d == dimension) {
+        return Err(bad(name, format!("{name} is the compared dimension: give its two values as a and b, not as a filter")));
+    }
+    let arm = |key: &str| own.get(key).cloned().ok_or_else(|| bad(key, format!("missing: the {name} value of arm {key}")));
+    let (a, b) = (arm("a")?, arm("b")?);
+    let metric_name = own.get("metric").map(String::as_str).unwrap_or("tpotMs");
+    let metric = Metric::from_name(metric_name).ok_or_else(|| bad("metric", format!("unknown metric {metric_name:?}; known: {}", Metric::names())))?;
+    Ok(CompareQuery { window, dimension, a, b, metric })
+}
+
+struct Arm {
+    value: String,
+    sorted: Vec<f64>,
+    rollup: Rollup,
+}
+
+fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, StoreError> {
+    let w = &q.window;
+    let mut filters = w.filters.clone();
+    filters.push((q.dimension, vec![value.to_owned()]));
+    let mut sorted = store.values(q.metric, w.from, w.to, &filters)?;
+    sorted.sort_by(f64::total_cmp);
+    let mut rollup = Rollup::default();
+    visit_window(store, w.from, w.to, Grain::Day, &filters, |_, _, r| rollup.merge(r))?;
+    Ok(Arm { value: value.to_owned(), sorted, rollup })
+}
+
+/// The comparison in the contract shape.
+pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError> {
+    let (a, b) = (read_arm(store, q, &q.a)?, read_arm(store, q, &q.b)?);
+    let slo = &q.window.slo;
+    let (median_a, median_b) = (median(&a.sorted), median(&b.sorted));
+    let estimate = median_a.zip(median_b).map(|(ma, mb)| mb - ma);
+    let ci95 = median_standard_error(&a.sorted).zip(median_standard_error(&b.sorted)).zip(estimate).map(|((se_a, se_b), d)| {
+        let half = Z95 * (se_a * se_a + se_b * se_b).sqrt();
+        [d - half, d + half]
+    });
+    let mw = mann_whitney(&a.sorted, &b.sorted);
+    let stall_p = two_proportion(a.rollup.stalled, a.rollup.stall_known, b.rollup.stalled, b.rollup.stall_known);
+    let goodput_p = if slo.is_empty() { None } else { two_proportion(a.rollup.good(slo), a.rollup.count, b.rollup.good(slo), b.rollup.count) };
+    let verdict = verdict(q, &a, &b, mw.map(|(_, p)| p), stall_p);
+    let arm_json = |arm: &Arm, m: Option<f64>| json!({ "value": arm.value, "count": arm.sorted.len(), "median": m });
+    Ok(json!({
+        "metric": q.metric.name(),
+        "a": arm_json(&a, median_a),
+        "b": arm_json(&b, median_b),
+        "difference": { "estimate": estimate, "ci95": ci95 },
+        "mannWhitney": { "u": mw.map(|(u, _)| u), "pValue": mw.map(|(_, p)| p) },
+        "stallRate": { "a": a.rollup.stall_rate(), "b": b.rollup.stall_rate(), "pValue": stall_p },
+        "goodput": { "a": a.rollup.goodput(slo), "b": b.rollup.goodput(slo), "pValue": goodput_p },
+        "verdict": verdict,
+    }))
+}
+
+fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f64>) -> String {
+    let (metric, dim) = (q.metric.name(), q.dimension.name());
+    let (na, nb) = (a.sorted.len(), b.sorted.len());
+    if na < MIN_PER_ARM || nb < MIN_PER_ARM {
+        return format!("Too few streams to judge: {dim} {:?} has {na} and {:?} has {nb} with a {metric} value; at least {MIN_PER_ARM} each are needed.", a.value, b.value);
+    }
+    let (Some(ma), Some(mb), Some(p)) = (median(&a.sorted), median(&b.sorted), p) else {
+        return "Not enough data to compare.".into();
+    };
+    let stalls = match (stall_p, a.rollup.stall_rate(), b.rollup.stall_rate()) {
+        (Some(sp), Some(ra), Some(rb)) if sp < ALPHA => format!(" Stall rates differ: {:.1}% vs {:.1}% (p = {}).", ra * 100.0, rb * 100.0, p_text(sp)),
+        _ => String::new(),
+    };
+    if p >= ALPHA {
+        return format!("No significant difference in {metric} between {:?} and {:?} (p = {}, medians {ma:.1} vs {mb:.1} ms).{stalls}", a.value, b.value, p_text(p));
+    }
+    let (better, worse, mb_, mw_) = if mb < ma { (&b.value, &a.value, mb, ma) } else { (&a.value, &b.value, ma, mb) };
+    let change = if mw_ > 0.0 { (mw_ - mb_) / mw_ * 100.0 } else { 0.0 };
+    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), p = {} (Mann-Whitney).{stalls}", p_text(p))
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        let q = parse(Some("a=A&b=B"), 86_400_000).unwrap();
+        assert_eq!((q.dimension, q.metric, q.a.as_str(), q.b.as_str()), (Dim::Variant, Metric::TpotMs, "A", "B"));
+        for (raw, field) in [("b=B", "a"), ("a=A", "b"), ("a=A&b=B&dimension=region", "dimension"), ("a=A&b=B&metric=rpm", "metric"), ("a=A&b=B&variant=A", "variant"), ("a=A&b=B&groupBy=model", "groupBy")] {
+            assert_eq!(parse(Some(raw), 86_400_000).unwrap_err().field.as_deref(), Some(field), "{raw}");
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The vocabulary of the analytics: the dimensions records are grouped and filtered by, and the
+//! per-stream metrics that are summarized.
+
+/// A dimension records are grouped and filtered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dim {
+    Model,
+    Scenario,
+    Variant,
+    AppVersion,
+    Connection,
+}
+
+/// One record's dimension values, in [`Dim::ALL`] order (`None`: the beacon had none).
+pub type Dims = [Option<String>; 5];
+
+impl Dim {
+    pub const ALL: [Dim; 5] = [Dim::Model, Dim::Scenario, Dim::Variant, Dim::AppVersion, Dim::Connection];
+
+    /// The name in the API (query parameters and group keys).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Model => "model",
+            Dim::Scenario => "scenario",
+            Dim::Variant => "variant",
+            Dim::AppVersion => "appVersion",
+            Dim::Connection => "connection",
+        }
+    }
+
+    /// The column in the stores.
+    pub fn column(self) -> &'static str {
+        match self {
+            Dim::Model => "model",
+            Dim::Scenario => "scenario",
+            Dim::Variant => "variant",
+            Dim::AppVersion => "app_version",
+            Dim::Connection => "connection",
+        }
+    }
+
+    /// The position in [`Dims`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn from_name(name: &str) -> Option<Dim> {
+        Dim::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// `model, scenario, ...`: for error messages.
+    pub fn names() -> String {
+        Dim::ALL.map(Dim::name).join(", ")
+    }
+}
+
+/// A per-stream metric the analytics summarize (the contract's definitions, milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// Render TTFT.
+    TtftMs,
+    /// Render TPOT.
+    TpotMs,
+    /// The stream's render-gap p90.
+    GapP90Ms,
+    /// The stream's render delay p50 (arrival to paint).
+    RenderDelayMs,
+    /// The stream's summed stall time.
+    StallMs,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [Metric::TtftMs, Metric::TpotMs, Metric::GapP90Ms, Metric::RenderDelayMs, Metric::StallMs];
+
+    /// The name in the API (`metric=` and the summary's fields).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::TtftMs => "ttftMs",
+            Metric::TpotMs => "tpotMs",
+            Metric::GapP90Ms => "gapP90Ms",
+            Metric::RenderDelayMs => "renderDelayMs",
+            Metric::StallMs => "stallMs",
+        }
+    }
+
+    /// The records column it is read from.
+    pub fn column(self) -> &'static str {
+        match self {
+            Metric::TtftMs => "ttft_ms",
+            Metric::TpotMs => "tpot_ms",
+            Metric::GapP90Ms => "gap_p90_ms",
+            Metric::RenderDelayMs => "render_delay_p50_ms",
+            Metric::StallMs => "stall_total_ms",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    pub fn names() -> String {
+        Metric::ALL.map(Metric::name).join(", ")
+    }
+}

@@ -1,0 +1,317 @@
+//! Rollups: per group and time bucket, the mergeable summary of the streams that started in it, so
+//! a summary over 30 days merges a few thousand rollups instead of reading millions of records.
+//!
+//! A [`Rollup`] holds, per [`Metric`], the meter's own DDSketch (1% relative error, exact merge) and
+//! the exact sum; exact counts (streams, output tokens, stall knowledge, length bands); and the
+//! joint (TTFT, TPOT) sketch-bucket counts that answer goodput for any SLO. Rollups are kept at
+//! three [`Grain`]s (minute, hour, day) per [`RollupKey`]; [`plan`] says which to read for a window.
+//!
+//! Every figure built from rollups is exact except quantiles (within 1%, the sketch's guarantee) and
+//! goodput (a stream counts as meeting an SLO when its sketch bucket's value does, so only values
+//! within 1% of a threshold can be misjudged).
+
+mod codec;
+pub mod plan;
+
+use crate::dims::{Dim, Dims, Metric};
+use crate::validate::Record;
+use llm_ux_meter::metrics::sketch::{bucket_key, bucket_value, Sketch};
+use std::collections::BTreeMap;
+
+pub use codec::DecodeError;
+
+/// How long a rollup's time bucket is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Grain {
+    Minute,
+    Hour,
+    Day,
+}
+
+impl Grain {
+    pub const ALL: [Grain; 3] = [Grain::Minute, Grain::Hour, Grain::Day];
+
+    /// The bucket length in milliseconds.
+    pub fn ms(self) -> i64 {
+        match self {
+            Grain::Minute => 60_000,
+            Grain::Hour => 3_600_000,
+            Grain::Day => 86_400_000,
+        }
+    }
+
+    /// The one-letter code the stores keep.
+    pub fn code(self) -> &'static str {
+        match self {
+            Grain::Minute => "m",
+            Grain::Hour => "h",
+            Grain::Day => "d",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Grain> {
+        Grain::ALL.into_iter().find(|g| g.code() == code)
+    }
+
+    /// The start (epoch ms) of the bucket holding `at`.
+    pub fn bucket_of(self, at: f64) -> i64 {
+        (at / self.ms() as f64).floor() as i64 * self.ms()
+    }
+}
+
+/// Which rollup: grain, bucket start (epoch ms) and the five dimension values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RollupKey {
+    pub grain: Grain,
+    pub bucket: i64,
+    pub dims: Dims,
+}
+
+/// What the analytics need of one stored record (of metric definition version 1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    pub started_at: f64,
+    pub dims: Dims,
+    pub output_tokens: i64,
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub gap_p90_ms: Option<f64>,
+    pub render_delay_p50_ms: Option<f64>,
+    pub stall_count: Option<i64>,
+    pub stall_total_ms: Option<f64>,
+}
+
+impl Row {
+    pub fn from_record(r: &Record) -> Row {
+        Row {
+            started_at: r.started_at,
+            dims: [r.model.clone(), r.scenario.clone(), r.variant.clone(), r.app_version.clone(), r.connection.clone()],
+            output_tokens: r.output_tokens,
+            ttft_ms: r.ttft_ms,
+            tpot_ms: r.tpot_ms,
+            gap_p90_ms: r.gap_p90_ms,
+            render_delay_p50_ms: r.render_delay_p50_ms,
+            stall_count: r.stall_count,
+            stall_total_ms: r.stall_total_ms,
+        }
+    }
+
+    pub fn metric(&self, metric: Metric) -> Option<f64> {
+        match metric {
+            Metric::TtftMs => self.ttft_ms,
+            Metric::TpotMs => self.tpot_ms,
+            Metric::GapP90Ms => self.gap_p90_ms,
+            Metric::RenderDelayMs => self.render_delay_p50_ms,
+            Metric::StallMs => self.stall_total_ms,
+        }
+    }
+
+    pub fn dim(&self, dim: Dim) -> Option<&str> {
+        self.dims[dim.index()].as_deref()
+    }
+}
+
+/// One metric's values: the sketch (quantiles within 1%) and the exact sum (for the mean).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Distribution {
+    pub sketch: Sketch,
+    pub sum: f64,
+}
+
+impl Distribution {
+    fn add(&mut self, value: f64) {
+        self.sketch.add(value);
+        self.sum += value;
+    }
+
+    fn merge(&mut self, other: &Distribution) {
+        self.sketch.merge(&other.sketch);
+        self.sum += other.sum;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.sketch.count()
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.count() > 0).then(|| self.sum / self.count() as f64)
+    }
+}
+
+/// Joint-bucket key of a value that was null.
+pub const NULL_KEY: i32 = i32::MIN;
+/// Joint-bucket key of a value the sketch counts as zero.
+pub const ZERO_KEY: i32 = i32::MIN + 1;
+
+/// SLO thresholds for goodput (ms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn is_empty(&self) -> bool {
+        self.ttft_ms.is_none() && self.tpot_ms.is_none()
+    }
+}
+
+/// The mergeable summary of a set of streams. Adding a stream or merging is O(B) (B sketch buckets).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rollup {
+    pub count: u64,
+    pub output_tokens: u64,
+    /// Streams whose stall count is known, and those with at least one stall.
+    pub stall_known: u64,
+    pub stalled: u64,
+    /// Streams with 1-50, 51-500 and over 500 output tokens.
+    pub bands: [u64; 3],
+    /// Indexed by [`Metric::index`].
+    pub metrics: [Distribution; 5],
+    /// Stream counts by (TTFT, TPOT) sketch bucket key ([`NULL_KEY`], [`ZERO_KEY`] apart).
+    pub joint: BTreeMap<(i32, i32), u64>,
+}
+
+fn joint_key(value: Option<f64>) -> i32 {
+    match value {
+        None => NULL_KEY,
+        Some(v) => bucket_key(v).unwrap_or(ZERO_KEY),
+    }
+}
+
+impl Rollup {
+    pub fn add(&mut self, row: &Row) {
+        self.count += 1;
+        self.output_tokens = self.output_tokens.saturating_add(row.output_tokens.max(0) as u64);
+        if let Some(stalls) = row.stall_count {
+            self.stall_known += 1;
+            self.stalled += u64::from(stalls > 0);
+        }
+        match row.output_tokens {
+            1..=50 => self.bands[0] += 1,
+            51..=500 => self.bands[1] += 1,
+            501.. => self.bands[2] += 1,
+            _ => {}
+        }
+        for metric in Metric::ALL {
+            if let Some(value) = row.metric(metric) {
+                self.metrics[metric.index()].add(value);
+            }
+        }
+        *self.joint.entry((joint_key(row.ttft_ms), joint_key(row.tpot_ms))).or_default() += 1;
+    }
+
+    pub fn merge(&mut self, other: &Rollup) {
+        self.count += other.count;
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.stall_known += other.stall_known;
+        self.stalled += other.stalled;
+        for (band, n) in self.bands.iter_mut().zip(other.bands) {
+            *band += n;
+        }
+        for (mine, theirs) in self.metrics.iter_mut().zip(&other.metrics) {
+            mine.merge(theirs);
+        }
+        for (&key, &n) in &other.joint {
+            *self.joint.entry(key).or_default() += n;
+        }
+    }
+
+    pub fn metric(&self, metric: Metric) -> &Distribution {
+        &self.metrics[metric.index()]
+    }
+
+    /// Share of streams with a stall among those whose stalls are known; `None` when none is.
+    pub fn stall_rate(&self) -> Option<f64> {
+        (self.stall_known > 0).then(|| self.stalled as f64 / self.stall_known as f64)
+    }
+
+    /// Streams meeting every threshold of `slo` (a null value meets none). O(joint entries).
+    pub fn good(&self, slo: &Slo) -> u64 {
+        let meets = |key: i32, max: Option<f64>| match (key, max) {
+            (_, None) => true,
+            (NULL_KEY, Some(_)) => false,
+            (ZERO_KEY, Some(_)) => true,
+            (key, Some(max)) => bucket_value(key) <= max,
+        };
+        self.joint.iter().filter(|(&(ttft, tpot), _)| meets(ttft, slo.ttft_ms) && meets(tpot, slo.tpot_ms)).map(|(_, &n)| n).sum()
+    }
+
+    /// Share of streams meeting `slo`; `None` when no SLO is given or there is no stream.
+    pub fn goodput(&self, slo: &Slo) -> Option<f64> {
+        (!slo.is_empty() && self.count > 0).then(|| self.good(slo) as f64 / self.count as f64)
+    }
+
+    /// The store's bytes for this rollup (see [`codec`]).
+    pub fn encode(&self) -> Vec<u8> {
+        codec::encode(self)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Rollup, DecodeError> {
+        codec::decode(bytes)
+    }
+}
+
+/// The rollups, at every grain, of `rows` (what a batch adds to the stored ones).
+pub fn rollups_of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> BTreeMap<RollupKey, Rollup> {
+    let mut out: BTreeMap<RollupKey, Rollup> = BTreeMap::new();
+    for row in rows {
+        for grain in Grain::ALL {
+            let key = RollupKey { grain, bucket: grain.bucket_of(row.started_at), dims: row.dims.clone() };
+            out.entry(key).or_default().add(row);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ttft: Option<f64>, tpot: Option<f64>, tokens: i64, stalls: Option<i64>) -> Row {
+        Row { started_at: 90_000.0, ttft_ms: ttft, tpot_ms: tpot, output_tokens: tokens, stall_count: stalls, ..Row::default() }
+    }
+
+    #[test]
+    fn merge_equals_adding_everything_to_one() {
+        let rows: Vec<Row> = (0..200).map(|i| row(Some(100.0 + i as f64 * 7.0), (i % 5 != 0).then(|| 5.0 + i as f64 / 3.0), i, (i % 3 != 0).then_some(i % 2))).collect();
+        let mut whole = Rollup::default();
+        rows.iter().for_each(|r| whole.add(r));
+        let (mut a, mut b) = (Rollup::default(), Rollup::default());
+        rows[..77].iter().for_each(|r| a.add(r));
+        rows[77..].iter().for_each(|r| b.add(r));
+        a.merge(&b);
+        // Sums are added in another order: compare them apart, within rounding.
+        for m in Metric::ALL {
+            assert!((a.metric(m).sum - whole.metric(m).sum).abs() < 1e-6);
+            a.metrics[m.index()].sum = whole.metrics[m.index()].sum;
+        }
+        assert_eq!(a, whole);
+        assert_eq!(whole.count, 200);
+        assert_eq!(whole.bands, [50, 149, 0]);
+    }
+
+    #[test]
+    fn goodput_counts_streams_meeting_every_threshold() {
+        let mut r = Rollup::default();
+        r.add(&row(Some(500.0), Some(20.0), 10, None));
+        r.add(&row(Some(1500.0), Some(20.0), 10, None));
+        r.add(&row(Some(500.0), Some(80.0), 10, None));
+        r.add(&row(None, Some(20.0), 10, None));
+        r.add(&row(Some(0.0), None, 10, None));
+        let slo = |ttft, tpot| Slo { ttft_ms: ttft, tpot_ms: tpot };
+        assert_eq!(r.good(&slo(Some(1000.0), None)), 3);
+        assert_eq!(r.good(&slo(None, Some(50.0))), 3);
+        assert_eq!(r.good(&slo(Some(1000.0), Some(50.0))), 1);
+        assert_eq!(r.goodput(&slo(None, None)), None);
+        assert_eq!(r.goodput(&slo(Some(1000.0), Some(50.0))), Some(0.2));
+    }
+
+    #[test]
+    fn rollups_of_a_row_cover_every_grain() {
+        let rows = [row(Some(1.0), None, 1, None)];
+        let keys: Vec<(Grain, i64)> = rollups_of(&rows).keys().map(|k| (k.grain, k.bucket)).collect();
+        assert_eq!(keys, vec![(Grain::Minute, 60_000), (Grain::Hour, 0), (Grain::Day, 0)]);
+        assert_eq!(Grain::Minute.bucket_of(-1.0), -60_000);
+    }
+}
