@@ -25,6 +25,13 @@ if ! npm ls --depth=0 >/dev/null 2>&1; then
   npm ci --no-audit --no-fund
 fi
 
+# SciPy, in a private virtualenv, is the independent reference the collector's statistics are tested against.
+if ! target/pyenv/bin/python -c 'import scipy' >/dev/null 2>&1; then
+  say "installing SciPy into target/pyenv (the reference for the A/B statistics tests)"
+  python3 -m venv target/pyenv
+  target/pyenv/bin/pip install --quiet --disable-pip-version-check scipy==1.17.1 numpy==2.4.6
+fi
+
 if [ "${1:-}" = "--browser" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
     say "installing Debian's chromium and chromium-driver for the browser tests"

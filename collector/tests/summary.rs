@@ -28,16 +28,23 @@ impl Rng {
 /// Records spread over one hour from T0, across models, scenarios, variants, connections and app
 /// versions, with nulls, stalls, every length band, and a few just outside the window.
 fn dataset() -> Vec<Value> {
-    let mut rng = Rng(42);
+    dataset_over(HOUR, 360, 42)
+}
+
+/// `n` records spread over `span` ms from T0 (plus the window-edge ones), as [`dataset`] describes.
+fn dataset_over(span: f64, n: usize, seed: u64) -> Vec<Value> {
+    let mut rng = Rng(seed);
     let mut out = Vec::new();
-    for i in 0..360 {
+    for i in 0..n {
         let mut r = record(&format!("rec-{i:04}"));
         r["model"] = json!(["m-fast", "m-slow"][i % 2]);
         r["scenario"] = json!(["chat", "code", "rag"][(i / 2) % 3]);
         r["variant"] = json!(["A", "B"][rng.below(2) as usize]);
         r["connection"] = [json!("4g"), json!("wifi"), Value::Null][rng.below(3) as usize].clone();
         r["appVersion"] = json!(["1.0", "1.1"][rng.below(2) as usize]);
-        r["startedAt"] = json!(T0 + rng.below(HOUR as u64) as f64 + 0.25);
+        // Some exactly on a minute boundary: they belong to the minute they start.
+        let at = T0 + rng.below(span as u64) as f64;
+        r["startedAt"] = json!(if i % 17 == 0 { (at / 60_000.0).floor() * 60_000.0 } else { at + 0.25 });
         let tokens = match rng.below(20) {
             0 => 0,
             1..=6 => 1 + rng.below(50),
@@ -362,6 +369,29 @@ fn bad_queries_get_400_naming_the_parameter() {
     let (from, to) = (body["from"].as_i64().unwrap(), body["to"].as_i64().unwrap());
     assert_eq!(to - from, 24 * 3_600_000);
     assert_eq!(body["groups"], json!([]));
+}
+
+#[test]
+fn a_long_window_merges_day_hour_and_minute_rollups_with_edge_records() {
+    // 3.5 days of records: a window from an odd millisecond to another reads whole days, hours and
+    // minutes from rollups and the partial minutes from records; the figures must be the same as
+    // computed from the records themselves.
+    let server = Server::start(&[]);
+    let span = 3.5 * 24.0 * HOUR;
+    let records = dataset_over(span, 1500, 5);
+    ingest(&server, &records, 1);
+    let (from, to) = (T0 + 123_457.0, T0 + span - 7_654_321.0);
+    let e = Expect { from, to, group_by: &["model", "variant"], filters: &[], slo_ttft: Some(1200.0), slo_tpot: None };
+    let query = format!("from={}&to={}&groupBy=model,variant&slo.ttftMs=1200", from as i64, to as i64);
+    let before = check(&server, &records, &e, &query);
+    // The same records again (a retried beacon): all duplicates, and no figure moves.
+    for chunk in records.chunks(50).take(3) {
+        let resp = server.post_json("/v1/beacons", &envelope(chunk.to_vec()));
+        assert_eq!(resp.json()["duplicates"], json!(chunk.len()));
+    }
+    assert_eq!(server.get(&format!("/api/summary?{query}")).json(), before);
+    let e = Expect { from, to, group_by: &["scenario"], filters: &[("connection", &["wifi"])], slo_ttft: None, slo_tpot: Some(30.0) };
+    check(&server, &records, &e, &format!("from={}&to={}&groupBy=scenario&connection=wifi&slo.tpotMs=30", from as i64, to as i64));
 }
 
 #[test]
