@@ -113,6 +113,15 @@ test('a shared link with a filter shows only that model, and the A/B panel lists
   await page.close();
 });
 
+test('filtered to variant B, the A/B panel still compares the variants (without that filter)', async () => {
+  const { page } = await open(`#from=${from}&to=${to}&variant=B`);
+  const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from=${from}&to=${to}&${SLO}`);
+  assert.equal(await text(page, '#ab-verdict'), compare.verdict);
+  assert.equal(await page.$eval('#banner', (b) => b.hidden), true, 'no error');
+  assertShows(await text(page, '#detail-rpm'), RECORDS / 2, 'the tiles are filtered: B streams only');
+  await page.close();
+});
+
 test('a window without streams shows the hint, an API error shows in the banner', async () => {
   const empty = await open('#from=1000&to=2000', '#empty:not([hidden])');
   assert.match(await text(empty.page, '#empty'), /No streams in this range/);
@@ -126,7 +135,7 @@ test('a window without streams shows the hint, an API error shows in the banner'
   await failing.page.close();
 });
 
-/** Opens the dashboard at `hash` and waits for `ready` (by default: the table, verdict and charts). */
+/** Opens the dashboard at `hash` and waits for `ready` (by default: the end of its first refresh). */
 async function open(hash, ready = null) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const dialogs = [];
@@ -138,7 +147,7 @@ async function open(hash, ready = null) {
   page.on('pageerror', (error) => pageErrors.push(error.message));
   await page.goto(`${collector.url}/${hash}`);
   if (ready) await page.waitForSelector(ready, { timeout: 10_000 });
-  else await page.waitForFunction(() => document.querySelector('#ab-verdict')?.textContent && document.querySelectorAll('.uplot').length >= 6 && document.querySelector('#groups tbody tr'), null, { timeout: 10_000 });
+  else await page.waitForFunction(() => document.querySelector('#updated').textContent.startsWith('updated'), null, { timeout: 10_000 });
   return { page, dialogs, pageErrors };
 }
 
