@@ -3,9 +3,9 @@
 // Series labels may be beacon strings (variant names): uPlot puts labels in the legend as text
 // (textContent) and draws axes on a canvas, so they are never parsed as HTML.
 import uPlot from '../vendor/uPlot.esm.js';
-import { number } from './format.js';
+import { clock, dateTime, number } from './format.js';
 
-const tickFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+const tickFormat = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 });
 
 /** The percentiles the summary reports: the x axis of distribution charts, evenly spaced. */
 export const PERCENTILES = [50, 75, 90, 95, 99];
@@ -45,7 +45,7 @@ export function draw(container, { series, data, height, x = 'time', unit = '' })
       { ...AXIS, size: 44, values: (_, ticks) => ticks.map((v) => tickFormat.format(v)) },
     ],
     series: [
-      x === 'time' ? {} : { label: 'percentile', value: (_, i) => percentileLabel(i) },
+      x === 'time' ? { label: 'time', value: hoveredTime } : { label: 'percentile', value: (_, i) => percentileLabel(i) },
       ...series.map(({ label, color, dash }) => ({
         label,
         stroke: color,
@@ -69,6 +69,14 @@ function timeTicks(_, ticks, _axis, _space, step) {
     const date = new Date(t * 1000);
     return step >= 86_400 ? dayFormat.format(date) : `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
   });
+}
+
+// The hovered time in the legend: the clock alone when the chart spans less than a day (it fits
+// under a small chart without wrapping), else with the date.
+function hoveredTime(u, t) {
+  if (t === null) return '';
+  const times = u.data[0];
+  return times[times.length - 1] - times[0] < 86_400 ? clock(t * 1000).slice(0, 5) : dateTime(t * 1000);
 }
 
 function percentileLabel(index) {
