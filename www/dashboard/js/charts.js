@@ -3,7 +3,7 @@
 // Series labels may be beacon strings (variant names): uPlot puts labels in the legend as text
 // (textContent) and draws axes on a canvas, so they are never parsed as HTML.
 import uPlot from '../vendor/uPlot.esm.js';
-import { clock, dateTime, number } from './format.js';
+import { dateTime, hoursMinutes, monthDay, number } from './format.js';
 
 const tickFormat = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 });
 
@@ -63,12 +63,8 @@ export function draw(container, { series, data, height, x = 'time', unit = '' })
 }
 
 // Hours and minutes below a day's steps, else the date: one short line under small charts.
-const dayFormat = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric' });
 function timeTicks(_, ticks, _axis, _space, step) {
-  return ticks.map((t) => {
-    const date = new Date(t * 1000);
-    return step >= 86_400 ? dayFormat.format(date) : `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
-  });
+  return ticks.map((t) => (step >= 86_400 ? monthDay(t * 1000) : hoursMinutes(t * 1000)));
 }
 
 // The hovered time in the legend: the clock alone when the chart spans less than a day (it fits
@@ -76,7 +72,7 @@ function timeTicks(_, ticks, _axis, _space, step) {
 function hoveredTime(u, t) {
   if (t === null) return '';
   const times = u.data[0];
-  return times[times.length - 1] - times[0] < 86_400 ? clock(t * 1000).slice(0, 5) : dateTime(t * 1000);
+  return times[times.length - 1] - times[0] < 86_400 ? hoursMinutes(t * 1000) : dateTime(t * 1000);
 }
 
 function percentileLabel(index) {

@@ -33,7 +33,12 @@ export function pValue(p) {
 
 const dateTimeFormat = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 export const dateTime = (epochMs) => dateTimeFormat.format(epochMs);
-export const clock = (epochMs) => new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const clockFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const hoursMinutesFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+export const clock = (epochMs) => clockFormat.format(epochMs);
+export const hoursMinutes = (epochMs) => hoursMinutesFormat.format(epochMs);
+const monthDayFormat = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric' });
+export const monthDay = (epochMs) => monthDayFormat.format(epochMs);
 
 function isMissing(value) {
   return value === null || value === undefined || !Number.isFinite(value);

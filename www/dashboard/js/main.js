@@ -21,18 +21,18 @@ async function refresh() {
   const controller = new AbortController();
   current = controller;
   const { signal } = controller;
-  const window = timeWindow(state, Date.now());
-  const query = (own) => queryString(window, state.filters, state.slo, own);
+  const span = timeWindow(state, Date.now());
+  const query = (own) => queryString(span, state.filters, state.slo, own);
   const errors = [];
   const settle = (promise) => promise.catch((e) => (signal.aborted ? null : (errors.push(e), null)));
 
-  const dimensions = settle(get('summary', queryString(window, {}, {}, { groupBy: AB_DIMENSIONS.join(',') }), signal));
+  const dimensions = settle(get('summary', queryString(span, {}, {}, { groupBy: AB_DIMENSIONS.join(',') }), signal));
   const total = settle(get('summary', query({}), signal));
   const byModel = settle(get('summary', query({ groupBy: 'model,scenario' }), signal));
   const byVariant = settle(get('summary', query({ groupBy: 'variant' }), signal));
   const series = Object.fromEntries(Object.entries(TILE_SERIES).map(([tile, lines]) => [tile, Promise.all(lines.map(([metric, q]) =>
-    settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: window.bucket }), signal))))]));
-  const comparison = dimensions.then((answer) => answer && compare(answer.groups, window, signal, settle));
+    settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: span.bucket }), signal))))]));
+  const comparison = dimensions.then((answer) => answer && compare(answer.groups, span, signal, settle));
 
   const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer] = await Promise.all([dimensions, total, byModel, byVariant]);
   if (signal.aborted) return;
@@ -55,7 +55,7 @@ async function refresh() {
  * Fills the arm pickers, then shows /api/compare for the picked (or first two) arms. A filter on the
  * compared dimension itself is left out: it would leave one arm empty.
  */
-async function compare(groups, window, signal, settle) {
+async function compare(groups, span, signal, settle) {
   const { dimension, metric } = state.ab;
   const values = distinctValues(groups, dimension);
   const a = state.ab.a || values[0] || '';
@@ -67,7 +67,7 @@ async function compare(groups, window, signal, settle) {
     return;
   }
   const filters = { ...state.filters, [dimension]: '' };
-  const answer = await settle(get('compare', queryString(window, filters, state.slo, { dimension, a, b, metric }), signal));
+  const answer = await settle(get('compare', queryString(span, filters, state.slo, { dimension, a, b, metric }), signal));
   if (answer && !signal.aborted) renderComparison(answer, metric);
 }
 
