@@ -100,7 +100,7 @@ pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError>
 }
 
 fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f64>) -> String {
-    let (metric, dim) = (q.metric.name(), q.dimension.name());
+    let (metric, dim) = (q.metric.label(), q.dimension.name());
     let (na, nb) = (a.sorted.len(), b.sorted.len());
     if na < MIN_PER_ARM || nb < MIN_PER_ARM {
         return format!("Too few streams to judge: {dim} {:?} has {na} and {:?} has {nb} with a {metric} value; at least {MIN_PER_ARM} each are needed.", a.value, b.value);
@@ -109,22 +109,22 @@ fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f
         return "Not enough data to compare.".into();
     };
     let stalls = match (stall_p, a.rollup.stall_rate(), b.rollup.stall_rate()) {
-        (Some(sp), Some(ra), Some(rb)) if sp < ALPHA => format!(" Stall rates differ: {:.1}% vs {:.1}% (p = {}).", ra * 100.0, rb * 100.0, p_text(sp)),
+        (Some(sp), Some(ra), Some(rb)) if sp < ALPHA => format!(" Stall rates differ: {:.1}% vs {:.1}% ({}).", ra * 100.0, rb * 100.0, p_text(sp)),
         _ => String::new(),
     };
     if p >= ALPHA {
-        return format!("No significant difference in {metric} between {:?} and {:?} (p = {}, medians {ma:.1} vs {mb:.1} ms).{stalls}", a.value, b.value, p_text(p));
+        return format!("No significant difference in {metric} between {:?} and {:?} ({}, medians {ma:.1} vs {mb:.1} ms).{stalls}", a.value, b.value, p_text(p));
     }
     let (better, worse, mb_, mw_) = if mb < ma { (&b.value, &a.value, mb, ma) } else { (&a.value, &b.value, ma, mb) };
     let change = if mw_ > 0.0 { (mw_ - mb_) / mw_ * 100.0 } else { 0.0 };
-    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), p = {} (Mann-Whitney).{stalls}", p_text(p))
+    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), {} (Mann-Whitney).{stalls}", p_text(p))
 }
 
 fn p_text(p: f64) -> String {
     if p < 0.001 {
-        "< 0.001".into()
+        "p < 0.001".into()
     } else {
-        format!("{p:.3}")
+        format!("p = {p:.3}")
     }
 }
 

@@ -83,6 +83,17 @@ impl Metric {
         }
     }
 
+    /// The name people read (in verdicts).
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::TtftMs => "TTFT",
+            Metric::TpotMs => "TPOT",
+            Metric::GapP90Ms => "gap p90",
+            Metric::RenderDelayMs => "render delay",
+            Metric::StallMs => "stall time",
+        }
+    }
+
     /// The records column it is read from.
     pub fn column(self) -> &'static str {
         match self {

@@ -98,7 +98,7 @@ fn agrees_with_scipy_and_calls_the_smoother_arm() {
     close(&got["goodput"]["pValue"], &want["goodP"], "goodput p");
     assert!(want["pValue"].as_f64().unwrap() < 0.001, "the arms really differ");
     let verdict = got["verdict"].as_str().unwrap();
-    assert!(verdict.starts_with("\"B\" is better on tpotMs"), "{verdict}");
+    assert!(verdict.starts_with("\"B\" is better on TPOT"), "{verdict}");
     assert!(verdict.contains("Stall rates differ"), "{verdict}");
 }
 
@@ -115,7 +115,7 @@ fn no_difference_and_too_small_samples_are_said_so() {
     let want = reference(&a, &b, json!({ "a": [0, 1], "b": [0, 1] }));
     close(&same["mannWhitney"]["pValue"], &want["pValue"], "Mann-Whitney p");
     assert!(want["pValue"].as_f64().unwrap() > 0.05, "same distribution: {}", want["pValue"]);
-    assert!(same["verdict"].as_str().unwrap().starts_with("No significant difference in tpotMs"), "{}", same["verdict"]);
+    assert!(same["verdict"].as_str().unwrap().starts_with("No significant difference in TPOT"), "{}", same["verdict"]);
     assert_eq!(same["goodput"], json!({ "a": null, "b": null, "pValue": null }), "no SLO, no goodput");
     let small = server.get(&format!("/api/compare?a=A&b=C&{window}")).json();
     assert!(small["verdict"].as_str().unwrap().starts_with("Too few streams to judge"), "{}", small["verdict"]);
