@@ -1,0 +1,173 @@
+// The demo chat: an ordinary streaming chat app with the meter installed the way the README says. The
+// user picks a model (its timing profile on the scripted server), an API format, a scenario and an A/B
+// variant; answers are painted token by token into #messages, where the meter takes its paint times.
+//
+// Query parameters: `llm` (the scripted LLM API) and `collector` (where beacons go); by default those of
+// `npm start` (scripts/demo.mjs). The page keeps each answer in `window.chat.answers` for the simulation
+// and the end-to-end test, which drive it through the same controls as a user.
+import { createMeter } from '/dist/index.js';
+import { PROVIDERS, readAnswer } from './providers.js';
+
+const params = new URLSearchParams(location.search);
+const llmUrl = params.get('llm') ?? `${location.protocol}//${location.hostname}:8081`;
+const collectorUrl = params.get('collector') ?? 'http://127.0.0.1:8787';
+
+// The scripted server picks the timing profile from a word in the model's name.
+const MODELS = {
+  'scripted-fast': 'scripted-fast: 150 ms to the first token, 15 ms per token',
+  'scripted-slow': 'scripted-slow: 900 ms, 80 ms per token',
+  'scripted-jittery': 'scripted-jittery: 300 ms, 40 ± 35 ms per token',
+  'scripted-stalling': 'scripted-stalling: 300 ms, 25 ms per token, a 1.2 s stall',
+};
+// What kind of conversation it is: the answer's length, and for RAG the retrieved passages in the prompt.
+const SCENARIOS = {
+  chat: { label: 'chat: short answers', tokens: 40 },
+  code: { label: 'code: long answers', tokens: 120 },
+  rag: { label: 'RAG: retrieved context, medium answers', tokens: 80, passages: 6 },
+};
+// The A/B test: B puts four tokens in each network write, as a buffering proxy in front of the model
+// does. Same tokens, same schedule; does the user see the difference?
+const VARIANTS = {
+  A: { label: 'A: token by token', eventsPerWrite: 1 },
+  B: { label: 'B: 4 tokens per write', eventsPerWrite: 4 },
+};
+
+const $ = (selector) => document.querySelector(selector);
+const messages = $('#messages');
+const answers = [];
+const awaitingReport = [];
+
+const meter = await createMeter({
+  endpoint: `${collectorUrl}/v1/beacons`,
+  container: messages,
+  // The dashboard is live: a finished answer reaches the collector within a second.
+  batch: { maxDelayMs: 1000 },
+  onReport(report) {
+    const answer = awaitingReport.shift();
+    if (answer) finish(answer, report);
+  },
+});
+meter.installFetch();
+
+fillSelect($('#model'), MODELS);
+fillSelect($('#format'), Object.fromEntries(Object.entries(PROVIDERS).map(([name, p]) => [name, p.label])));
+fillSelect($('#scenario'), Object.fromEntries(Object.entries(SCENARIOS).map(([name, s]) => [name, s.label])));
+fillSelect($('#variant'), Object.fromEntries(Object.entries(VARIANTS).map(([name, v]) => [name, v.label])));
+$('#variant').value = sessionVariant();
+$('#dashboard').href = `${collectorUrl}/`;
+
+// A real app opens its connection to the API early: the first answer's TTFT is then the model's, not a
+// TCP handshake's.
+fetch(`${llmUrl}/health`).catch(() => {});
+
+$('#composer').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const prompt = $('#prompt').value.trim();
+  if (prompt && !$('#send').disabled) send(prompt);
+});
+$('#prompt').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault();
+    $('#composer').requestSubmit();
+  }
+});
+setInterval(showDelivery, 500);
+showDelivery();
+
+window.chat = { ready: true, answers, flush: () => meter.flush() };
+
+async function send(prompt) {
+  const settings = { model: $('#model').value, format: $('#format').value, scenario: $('#scenario').value, variant: $('#variant').value };
+  const provider = PROVIDERS[settings.format];
+  const scenario = SCENARIOS[settings.scenario];
+  // The stream's own model name is on the report; the scenario and variant are the app's to say.
+  meter.setDimensions({ scenario: settings.scenario, variant: settings.variant });
+  $('#send').disabled = true;
+  $('#prompt').value = '';
+  append('prompt', prompt);
+
+  const element = append('answer', '');
+  const text = element.querySelector('.text').appendChild(document.createTextNode(''));
+  const answer = { ...settings, element, text: '', state: 'streaming', schedule: null, report: null };
+  answers.push(answer);
+  awaitingReport.push(answer);
+  const [path, body] = provider.request(settings.model, scenario.passages ? withPassages(prompt, scenario.passages) : prompt);
+  const schedule = { tokens: scenario.tokens, eventsPerWrite: VARIANTS[settings.variant].eventsPerWrite, seed: 1 + Math.floor(Math.random() * 1e9) };
+  let stream = null;
+  try {
+    // text/plain keeps it a simple cross-origin request: no CORS preflight in front of the timed one.
+    const response = await fetch(llmUrl + path, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ ...body, schedule }) });
+    if (!response.ok) throw new Error(`the API answered ${response.status}: ${await response.text()}`);
+    stream = response;
+    answer.schedule = JSON.parse(response.headers.get('x-scripted-schedule'));
+    await readAnswer(response, provider, (piece) => {
+      text.appendData(piece);
+      answer.text += piece;
+    });
+    if (answer.state === 'streaming') answer.state = 'streamed';
+  } catch (error) {
+    // Only a stream gets a report (an error answer is JSON, and a failed fetch has no response).
+    if (!stream) awaitingReport.splice(awaitingReport.indexOf(answer), 1);
+    answer.state = 'failed';
+    element.dataset.state = 'failed';
+    text.appendData(`${answer.text ? '\n' : ''}${error.message}`);
+  } finally {
+    $('#send').disabled = false;
+  }
+}
+
+/** Shows what the meter measured under the answer. */
+function finish(answer, report) {
+  answer.report = report;
+  if (answer.state !== 'failed') answer.state = 'done';
+  answer.element.dataset.state = answer.state;
+  const ms = (value) => (value == null ? '–' : `${Math.round(value)} ms`);
+  const figures = [
+    `TTFT ${ms(report.ttftMs)}`,
+    `TPOT ${report.tpotMs == null ? '–' : `${report.tpotMs.toFixed(1)} ms`}`,
+    `${report.outputTokens} tokens`,
+    `gap p90 ${ms(report.gaps?.p90)}`,
+    report.stalls?.count ? `${report.stalls.count} stall${report.stalls.count > 1 ? 's' : ''} (${ms(report.stalls.longestMs)})` : 'no stall',
+    `${report.model} · ${report.format} · ${answer.scenario} · ${answer.variant} · ${report.status}`,
+  ];
+  answer.element.querySelector('.figures').textContent = figures.join(' · ');
+}
+
+function append(kind, content) {
+  const element = document.createElement('div');
+  element.className = kind;
+  if (kind === 'answer') {
+    element.dataset.state = 'streaming';
+    element.innerHTML = '<div class="text"></div><div class="figures"></div>';
+  } else {
+    element.textContent = content;
+  }
+  messages.append(element);
+  element.scrollIntoView({ block: 'end' });
+  return element;
+}
+
+function withPassages(prompt, count) {
+  const passages = Array.from({ length: count }, (_, i) => `[${i + 1}] A retrieved passage from the knowledge base that may help answer the question.`);
+  return `Answer from the context.\n\nContext:\n${passages.join('\n')}\n\nQuestion: ${prompt}`;
+}
+
+/** A/B assignment: one variant per browser session, at random, which the select can still change. */
+function sessionVariant() {
+  const stored = sessionStorage.getItem('demo-variant');
+  if (VARIANTS[stored]) return stored;
+  const variant = Math.random() < 0.5 ? 'A' : 'B';
+  sessionStorage.setItem('demo-variant', variant);
+  return variant;
+}
+
+function fillSelect(select, options) {
+  for (const [value, label] of Object.entries(options)) select.append(new Option(label, value));
+}
+
+function showDelivery() {
+  const delivery = meter.delivery;
+  $('#beacons').textContent = meter.enabled && delivery
+    ? `meter on · beacons to ${collectorUrl}: ${delivery.sent} records sent, ${delivery.queued} queued`
+    : 'the meter is off in this browser (no WebAssembly): the chat works, nothing is measured';
+}
