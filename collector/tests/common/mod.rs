@@ -2,6 +2,8 @@
 //! plain HTTP/1.1 client over a TCP socket, and valid beacon records to start from.
 #![allow(dead_code)]
 
+pub mod backend;
+
 use clap::Parser;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -44,7 +46,8 @@ impl Server {
         let dir = TempDir::new("server");
         // A nested path: the collector creates the parent directory.
         let db = dir.0.join("data").join("beacons.db");
-        let mut argv = vec!["llm-ux-collector".to_owned(), "--listen".into(), "127.0.0.1:0".into(), "--db".into(), db.display().to_string()];
+        let mut argv = vec!["llm-ux-collector".to_owned(), "--listen".into(), "127.0.0.1:0".into()];
+        argv.extend(backend::args(&db)); // --db, or ClickHouse when LLM_UX_TEST_CLICKHOUSE is set
         // Tests send bursts from one address: no rate limit unless the test sets one.
         if !extra.contains(&"--rate-limit") {
             argv.extend(["--rate-limit".into(), "0".into()]);
@@ -77,20 +80,17 @@ impl Server {
     }
 
     pub fn row_count(&self) -> i64 {
-        self.db().query_row("SELECT count(*) FROM records", [], |r| r.get(0)).unwrap()
+        backend::row_count(&self.db)
     }
 
     /// Every stored row, every column, as text, ordered by id.
     pub fn rows(&self) -> Vec<Vec<String>> {
-        let conn = self.db();
-        let mut stmt = conn.prepare("SELECT * FROM records ORDER BY id").unwrap();
-        let n = stmt.column_count();
-        let rows = stmt
-            .query_map([], |r| (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).map(|v| format!("{v:?}"))).collect::<Result<Vec<_>, _>>())
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
-        rows
+        backend::rows(&self.db)
+    }
+
+    /// The first column of the first row of `sql` as text, from either store (see [`backend::scalar`]).
+    pub fn scalar(&self, sql: &str) -> String {
+        backend::scalar(&self.db, sql)
     }
 }
 
