@@ -105,7 +105,7 @@ fn database_of(db: &Path) -> String {
 }
 
 /// Runs `sql` on the test ClickHouse (in `database`) and returns the answer, panicking on an error.
-fn clickhouse(sql: &str, database: Option<&str>) -> String {
+pub fn clickhouse(sql: &str, database: Option<&str>) -> String {
     let url = clickhouse_url().expect("LLM_UX_TEST_CLICKHOUSE");
     let addr: SocketAddr = url
         .trim_start_matches("http://")
