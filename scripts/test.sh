@@ -10,6 +10,14 @@ bash scripts/setup.sh --browser
 echo "== native tests: cargo test"
 cargo test --workspace
 
+echo "== collector tests on ClickHouse (a private clickhouse-server in target/clickhouse-test)"
+rm -rf target/clickhouse-test
+trap 'bash scripts/clickhouse.sh stop target/clickhouse-test' EXIT
+clickhouse_url=$(bash scripts/clickhouse.sh start target/clickhouse-test)
+LLM_UX_TEST_CLICKHOUSE=$clickhouse_url cargo test -p llm-ux-collector --tests
+bash scripts/clickhouse.sh stop target/clickhouse-test
+trap - EXIT
+
 echo "== build the package (and the fault-injection test build)"
 bash scripts/build.sh
 bash scripts/build.sh --fault-injection
