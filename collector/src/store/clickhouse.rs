@@ -30,7 +30,8 @@
 //! the rest, the stored ones counting as duplicates. When settling fails as well (ClickHouse is
 //! unreachable), the batch stays pending in memory and the next write settles it first, refusing to
 //! write until it can; when the process dies with a batch pending, [`ClickHouseStore::open`] finds
-//! its records (more records than ids) and settles them. Until then, rollups may miss those records.
+//! its records (more records than ids) and settles them. Until then, rollups may miss those records;
+//! likewise, a read during a write may see its records a few milliseconds before their rollups.
 //!
 //! Cost per batch: 2 queries and 3 inserts, each insert a new part per day it touches (ClickHouse
 //! merges parts in the background); the rollups read and written are O(touched keys × rollup size).
@@ -78,7 +79,8 @@ const INSERT_SETTINGS: [(&str, &str); 2] = [("async_insert", "0"), ("max_partiti
 struct WriteState {
     /// The highest rollup version written so far.
     version: u64,
-    /// The records of a batch whose write failed and could not be settled yet.
+    /// The new records of the batch being written, or of one whose write failed and could not be
+    /// settled yet.
     pending: Option<Vec<Unsettled>>,
 }
 
@@ -101,7 +103,8 @@ fn malformed(_: Malformed) -> StoreError {
 }
 
 fn lock(m: &Mutex<WriteState>) -> MutexGuard<'_, WriteState> {
-    // A panic mid-write leaves at worst a pending batch, which the state records before writing.
+    // A panic mid-write leaves at worst a pending batch, which the state records before writing
+    // and the next write settles.
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -356,11 +359,13 @@ impl Store for ClickHouseStore {
         for (key, delta) in deltas {
             merged.entry(key).or_default().merge(&delta);
         }
-        // From here a failure may leave part of the batch stored: settle it (see the module doc).
+        // From here a failure may leave part of the batch stored: it is pending until written or
+        // settled (see the module doc), even if this thread panics.
+        state.pending = Some(new.iter().map(|r| Unsettled::of(r)).collect());
         let ids: Vec<&str> = new.iter().map(|r| r.id.as_str()).collect();
         let written = self.insert_records(&new, batch, received_at).and_then(|()| self.insert_rollups(&mut state, &merged)).and_then(|()| self.insert_ids(&ids));
+        let unsettled = state.pending.take().unwrap_or_default();
         let Err(e) = written else { return Ok(inserted) };
-        let unsettled: Vec<Unsettled> = new.iter().map(|r| Unsettled::of(r)).collect();
         match self.settle(&mut state, &unsettled) {
             Ok(stored) if stored == new.len() => Ok(inserted),
             Ok(0) => Err(e),
