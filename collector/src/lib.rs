@@ -113,7 +113,7 @@ impl Args {
 /// builds the routes. What the binary serves; tests serve the same.
 pub fn app(args: &Args) -> Result<axum::Router, store::StoreError> {
     let store: Arc<dyn store::Store> = match &args.clickhouse {
-        Some(_url) => todo!(),//TMP
+        Some(url) => Arc::new(store::clickhouse::ClickHouseStore::open(url, &args.clickhouse_database)?),
         None => Arc::new(store::sqlite::SqliteStore::open(&args.db)?),
     };
     Ok(router(store, args.config()))

@@ -9,7 +9,7 @@
 //! three reads the analytics are built from ([`crate::query`]). The methods are blocking; the HTTP
 //! layer calls them from `tokio::task::spawn_blocking`.
 
-//TMP pub mod clickhouse;
+pub mod clickhouse;
 pub mod sqlite;
 
 use crate::dims::{Dim, Metric};
