@@ -60,10 +60,12 @@ impl Client {
             self.authority,
             body.len()
         );
+        // One write: a head and body sent apart could wait for a delayed ACK (Nagle).
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body);
         let mut stream = self.connect()?;
         let io = |e: std::io::Error| error(format!("{}: {e}", self.authority));
-        stream.write_all(head.as_bytes()).map_err(io)?;
-        stream.write_all(body).map_err(io)?;
+        stream.write_all(&request).map_err(io)?;
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).map_err(io)?;
         let (status, body) = parse_response(&raw).map_err(|e| error(format!("{}: {e}", self.authority)))?;
