@@ -1,0 +1,271 @@
+//! The ClickHouse store through the `Store` trait, on the ClickHouse of `LLM_UX_TEST_CLICKHOUSE`
+//! (scripts/test.sh starts one; without it each test says it is skipped, and passes):
+//! - the same batches give the SQLite store's answers (rows, values, rollups at every grain), with
+//!   hostile dimension values, nulls beside '', duplicates and records of definition 2;
+//! - a write that fails midway is settled: at once (a failed rollups write is redone), by the next
+//!   write (when settling failed too), or by the next open (when the process died first).
+
+mod common;
+
+use common::{backend, envelope, record, TempDir};
+use llm_ux_collector::dims::{Dim, Metric};
+use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row};
+use llm_ux_collector::store::clickhouse::ClickHouseStore;
+use llm_ux_collector::store::sqlite::SqliteStore;
+use llm_ux_collector::store::{Inserted, Store};
+use llm_ux_collector::validate::{self, Batch};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// 2023-11-15 00:00 UTC: the records span midnight, so two day partitions and two day rollups.
+const T0: f64 = 1_700_006_400_000.0;
+const HOUR: f64 = 3_600_000.0;
+
+/// Dimension values that break naive SQL or text formats (all within the schema's 256 characters).
+const HOSTILE: &[&str] = &[
+    "it's",
+    "back\\slash\\",
+    "line\nbreak\r\n",
+    "tab\there",
+    "<script>alert('x')</script>",
+    "emoji 🚀🔥 ñ",
+    "",
+    "x'; DROP TABLE records; --",
+    "bell\u{7} nul\u{0} del\u{7f} nel\u{85}",
+    "quote\"double` back`",
+];
+
+/// A fresh database on the test ClickHouse, as (url, name); `None`, with a note, without one.
+fn fresh_database(test: &str) -> Option<(String, String)> {
+    let Some(url) = backend::clickhouse_url() else {
+        eprintln!("{test}: skipped: {} is not set (scripts/test.sh starts a ClickHouse and sets it)", backend::ENV);
+        return None;
+    };
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("t_store_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    backend::clickhouse(&format!("DROP DATABASE IF EXISTS {name}"), None);
+    Some((url, name))
+}
+
+/// 400 records over 4 hours around T0 across hostile, empty and null dimension values.
+fn dataset() -> Vec<Value> {
+    let mut models: Vec<Value> = HOSTILE.iter().map(|s| json!(s)).collect();
+    models.extend([json!("ñ".repeat(256)), Value::Null]);
+    (0..400)
+        .map(|i| {
+            let mut r = record(&format!("ch-{i}"));
+            r["model"] = models[i % models.len()].clone();
+            r["scenario"] = [json!("chat"), Value::Null, json!("")][i % 3].clone();
+            r["variant"] = json!(HOSTILE[(i / 3) % HOSTILE.len()]);
+            r["connection"] = [json!("4g"), Value::Null][i % 2].clone();
+            r["startedAt"] = json!(T0 - 2.0 * HOUR + i as f64 * 36_011.3);
+            r["ttftMs"] = if i % 7 == 0 { Value::Null } else { json!(100.0 + (i * 37 % 1900) as f64 + 0.125) };
+            r["tpotMs"] = json!(5.0 + (i % 50) as f64 / 4.0);
+            r["outputTokens"] = json!(i * 13 % 900);
+            r["stalls"] = if i % 5 == 0 { Value::Null } else { json!({ "count": i % 3, "count1000": 0, "longestMs": 10, "totalMs": (i % 3) as f64 * 250.5 }) };
+            if i % 17 == 0 {
+                r["def"] = json!(2);
+            }
+            r
+        })
+        .collect()
+}
+
+/// The dataset in batches of 60, each with a record repeated within it and (after the first) one
+/// stored by an earlier batch.
+fn batches() -> Vec<Batch> {
+    let records = dataset();
+    records
+        .chunks(60)
+        .enumerate()
+        .map(|(n, chunk)| {
+            let mut list = chunk.to_vec();
+            list.push(chunk[0].clone());
+            if n > 0 {
+                list.push(records[0].clone());
+            }
+            let mut env = envelope(list);
+            env["batchId"] = json!(format!("b-{n}"));
+            validate::envelope(&env).unwrap()
+        })
+        .collect()
+}
+
+fn insert_both(ch: &dyn Store, sqlite: &dyn Store, batch: &Batch) {
+    let expected = sqlite.insert_batch(batch, 1_700_000_000_000).unwrap();
+    assert_eq!(ch.insert_batch(batch, 1_700_000_000_000).unwrap(), expected, "batch {}", batch.batch_id);
+}
+
+fn sorted_rows(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|a, b| a.started_at.total_cmp(&b.started_at).then_with(|| a.dims.cmp(&b.dims)));
+    rows
+}
+
+/// Equal rollups, the sums within rounding: a rollup rebuilt by settling adds the same values in
+/// another order than one merged batch by batch.
+fn assert_same_rollups(mut ch: Vec<(RollupKey, Rollup)>, mut sqlite: Vec<(RollupKey, Rollup)>, context: &str) {
+    ch.sort_by(|a, b| a.0.cmp(&b.0));
+    sqlite.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(ch.iter().map(|(k, _)| k).collect::<Vec<_>>(), sqlite.iter().map(|(k, _)| k).collect::<Vec<_>>(), "{context}: keys");
+    for ((key, mut a), (_, b)) in ch.into_iter().zip(sqlite) {
+        for m in Metric::ALL {
+            let (x, y) = (a.metric(m).sum, b.metric(m).sum);
+            assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{context}: {key:?} {} sum {x} != {y}", m.name());
+            a.metrics[m.index()].sum = y;
+        }
+        assert_eq!(a, b, "{context}: {key:?}");
+    }
+}
+
+/// Every read of both stores agrees, over windows that cut the data and filters on each hostile value.
+fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
+    let t0 = T0 as i64;
+    let windows = [(t0 - 3 * HOUR as i64, t0 + 3 * HOUR as i64), (t0 - 1, t0 + 1), (t0, t0 + HOUR as i64), (t0 - 90 * 60_000, t0 - 89 * 60_000)];
+    let mut filter_sets: Vec<Vec<(Dim, Vec<String>)>> = vec![vec![], vec![(Dim::Model, vec!["ñ".repeat(256)])], vec![(Dim::Scenario, vec![String::new()])]];
+    filter_sets.extend(HOSTILE.iter().map(|v| vec![(Dim::Model, vec![v.to_string()])]));
+    filter_sets.push(vec![(Dim::Variant, HOSTILE[..4].iter().map(|s| s.to_string()).collect()), (Dim::Connection, vec!["4g".into()])]);
+    for (from, to) in windows {
+        for filters in &filter_sets {
+            let context = format!("[{from}, {to}) {filters:?}");
+            assert_eq!(sorted_rows(ch.rows(from, to, filters).unwrap()), sorted_rows(sqlite.rows(from, to, filters).unwrap()), "{context}: rows");
+            for metric in Metric::ALL {
+                let mut a = ch.values(metric, from, to, filters).unwrap();
+                let mut b = sqlite.values(metric, from, to, filters).unwrap();
+                a.sort_by(f64::total_cmp);
+                b.sort_by(f64::total_cmp);
+                assert_eq!(a, b, "{context}: {} values", metric.name());
+            }
+            for grain in Grain::ALL {
+                assert_same_rollups(ch.rollups(grain, from, to, filters).unwrap(), sqlite.rollups(grain, from, to, filters).unwrap(), &format!("{context} {grain:?}"));
+            }
+        }
+    }
+    // The checks above are not vacuous: each hostile value matched records, and '' never a null.
+    let all = (t0 - 3 * HOUR as i64, t0 + 3 * HOUR as i64);
+    for v in HOSTILE {
+        let rows = ch.rows(all.0, all.1, &[(Dim::Model, vec![v.to_string()])]).unwrap();
+        assert!(!rows.is_empty() && rows.iter().all(|r| r.dims[0].as_deref() == Some(*v)), "{v:?}");
+    }
+    let empty = ch.rows(all.0, all.1, &[(Dim::Scenario, vec![String::new()])]).unwrap();
+    assert!(!empty.is_empty() && empty.iter().all(|r| r.dims[1].as_deref() == Some("")));
+}
+
+#[test]
+fn answers_as_the_sqlite_store_does() {
+    let Some((url, db)) = fresh_database("answers_as_the_sqlite_store_does") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    for batch in batches() {
+        insert_both(&ch, &sqlite, &batch);
+    }
+    assert_same_answers(&ch, &sqlite);
+    // The same once ClickHouse has merged the rollup versions away.
+    backend::clickhouse("OPTIMIZE TABLE rollups FINAL", Some(&db));
+    assert_same_answers(&ch, &sqlite);
+    // A second store on the same database (a restart) answers the same and keeps deduplicating.
+    drop(ch);
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    assert_same_answers(&ch, &sqlite);
+    let again = &batches()[2];
+    assert_eq!(ch.insert_batch(again, 0).unwrap(), Inserted { accepted: 0, duplicates: again.records.len() });
+    assert!(ch.ping().is_ok());
+}
+
+#[test]
+fn a_failed_rollups_write_is_redone_by_settling() {
+    let Some((url, db)) = fresh_database("a_failed_rollups_write_is_redone_by_settling") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    // The first rollups write (version 1) fails after the records are in; settling rebuilds the
+    // rollups from the records (version 2) and commits the ids, so the batch is accepted.
+    backend::clickhouse("ALTER TABLE rollups ADD COLUMN fail_first UInt8 MATERIALIZED throwIf(version = 1)", Some(&db));
+    let batches = batches();
+    insert_both(&ch, &sqlite, &batches[0]);
+    assert_same_answers(&ch, &sqlite);
+    assert_eq!(ch.insert_batch(&batches[0], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[0].records.len() });
+}
+
+#[test]
+fn a_batch_left_unsettled_is_settled_by_the_next_write_or_the_next_open() {
+    let Some((url, db)) = fresh_database("a_batch_left_unsettled_is_settled_by_the_next_write_or_the_next_open") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    let batches = batches();
+    // Rollups that can be read but not written.
+    let break_rollups = || backend::clickhouse("ALTER TABLE rollups ADD COLUMN fail_all UInt8 MATERIALIZED throwIf(version > 0)", Some(&db));
+    let repair_rollups = || backend::clickhouse("ALTER TABLE rollups DROP COLUMN fail_all", Some(&db));
+    insert_both(&ch, &sqlite, &batches[0]);
+
+    // The write fails after the records, and settling fails too.
+    break_rollups();
+    let err = ch.insert_batch(&batches[1], 0).unwrap_err();
+    assert!(err.0.contains("settling failed"), "{err}");
+    repair_rollups();
+    // The next write settles batch 1 first (its records did reach ClickHouse), then stores its own.
+    let expected = sqlite.insert_batch(&batches[1], 0).unwrap();
+    assert_eq!(expected.accepted, 60);
+    insert_both(&ch, &sqlite, &batches[2]);
+    assert_same_answers(&ch, &sqlite);
+    assert_eq!(ch.insert_batch(&batches[1], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[1].records.len() });
+
+    // Until it can settle, the store writes nothing more.
+    break_rollups();
+    assert!(ch.insert_batch(&batches[3], 0).is_err());
+    let err = ch.insert_batch(&batches[4], 0).unwrap_err();
+    assert!(err.0.contains("nothing of this one was stored"), "{err}");
+    // The process dies with batch 3 pending: the next open finds its records and settles them.
+    drop(ch);
+    repair_rollups();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    sqlite.insert_batch(&batches[3], 0).unwrap();
+    assert_same_answers(&ch, &sqlite);
+    assert_eq!(ch.insert_batch(&batches[3], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[3].records.len() });
+    insert_both(&ch, &sqlite, &batches[4]);
+    assert_same_answers(&ch, &sqlite);
+}
+
+#[test]
+fn concurrent_batches_store_each_record_once() {
+    let Some((url, db)) = fresh_database("concurrent_batches_store_each_record_once") else { return };
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    // 8 senders sharing the store (as the HTTP layer's threads do), 10 batches each of 10 records;
+    // consecutive batches share 5 ids, across senders too.
+    let record_of = |n: usize| {
+        let mut r = record(&format!("c-{n}"));
+        r["model"] = json!(HOSTILE[n % HOSTILE.len()]);
+        r["scenario"] = [json!("chat"), Value::Null, json!("")][n % 3].clone();
+        r["startedAt"] = json!(T0 + n as f64 * 7_001.0);
+        r["ttftMs"] = json!(100 + n % 900);
+        r
+    };
+    let batch_of = |b: usize| validate::envelope(&envelope((b * 5..b * 5 + 10).map(record_of).collect())).unwrap();
+    let answers: Vec<Inserted> = std::thread::scope(|scope| {
+        let (ch, batch_of) = (&ch, &batch_of);
+        let senders: Vec<_> = (0..8).map(|t| scope.spawn(move || (0..10).map(|k| ch.insert_batch(&batch_of(k * 8 + t), 0).unwrap()).collect::<Vec<_>>())).collect();
+        senders.into_iter().flat_map(|s| s.join().unwrap()).collect()
+    });
+    let distinct = 80 * 5 + 5;
+    assert_eq!(answers.iter().map(|a| a.accepted).sum::<usize>(), distinct);
+    assert_eq!(answers.iter().map(|a| a.accepted + a.duplicates).sum::<usize>(), 800);
+    let writes: String = backend::clickhouse("SELECT max(version) FROM rollups", Some(&db));
+    eprintln!("80 batches from 8 senders took {} rollup writes", writes.trim());
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    sqlite.insert_batch(&validate::envelope(&envelope((0..distinct).map(record_of).collect())).unwrap(), 0).unwrap();
+    assert_same_answers(&ch, &sqlite);
+}
+
+#[test]
+fn refuses_a_database_name_that_is_not_an_identifier_and_an_unreachable_server() {
+    let err = ClickHouseStore::open("http://127.0.0.1:8123", "llm-ux; DROP").err().unwrap();
+    assert!(err.0.contains("database name"), "{err}");
+    let err = ClickHouseStore::open("https://127.0.0.1:8443", "llm_ux").err().unwrap();
+    assert!(err.0.contains("https is not supported"), "{err}");
+    // A port nothing listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = ClickHouseStore::open(&format!("http://127.0.0.1:{port}"), "llm_ux").err().unwrap();
+    assert!(err.0.contains("cannot connect"), "{err}");
+}
