@@ -3,15 +3,17 @@
 //!
 //! ```sh
 //! cargo run --release --example core_speed -- [MB] [rounds] [max chunk] [fixture ...]
-//! valgrind --tool=callgrind target/release/examples/core_speed 4 1   # deterministic instruction count
+//! valgrind --tool=callgrind --toggle-collect='core_speed::run*' target/release/examples/core_speed 4 1
 //! ```
 //!
-//! The body is the fixtures (default: `openai-basic.sse`, the bench's format) repeated to `MB` × 10^6
+//! The second counts the instructions of the core alone (deterministic, unlike the time on a shared
+//! machine); divide by the bytes printed. The body is the fixtures (default: `openai-basic.sse`, the bench's format) repeated to `MB` × 10^6
 //! bytes (default 4), cut into chunks of 1 to `max chunk` bytes (default 300, as the browser bench's
 //! main-thread section; its throughput section reads chunks of about 877 KB) from a fixed seed.
 //! Prints MB/s (the best of `rounds`, default 5: the machine is shared, the fastest round is the least
 //! disturbed) and a digest of the whole report, so that a change to what the core computes shows.
 
+use llm_ux_meter::metrics::report::Report;
 use llm_ux_meter::stream::{Ending, Stream};
 use std::time::Instant;
 
@@ -33,12 +35,7 @@ fn main() {
     let mut report = None;
     for _ in 0..rounds {
         let started = Instant::now();
-        let mut stream = Stream::new(None, 0.0);
-        stream.response(200, content_type, false, false, 1.0);
-        for (i, chunk) in chunks.iter().enumerate() {
-            stream.chunk(chunk, 2.0 + i as f64);
-        }
-        report = Some(stream.end(3.0 + chunks.len() as f64, Ending::Complete));
+        report = Some(run(&chunks, content_type));
         best = best.min(started.elapsed().as_secs_f64());
     }
     let report = report.expect("at least one round");
@@ -50,6 +47,18 @@ fn main() {
         report.output_events,
         digest(format!("{report:?}").as_bytes()),
     );
+}
+
+/// One stream through the core, as the wasm glue drives it. Not inlined, so that callgrind can count
+/// its instructions alone: `--toggle-collect='core_speed::run*'`.
+#[inline(never)]
+fn run(chunks: &[&[u8]], content_type: &str) -> Report {
+    let mut stream = Stream::new(None, 0.0);
+    stream.response(200, content_type, false, false, 1.0);
+    for (i, chunk) in chunks.iter().enumerate() {
+        stream.chunk(chunk, 2.0 + i as f64);
+    }
+    stream.end(3.0 + chunks.len() as f64, Ending::Complete)
 }
 
 /// Cuts `body` into chunks of 1 to `max` bytes (xorshift64 from `seed`: the same cuts every run).

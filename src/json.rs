@@ -2,12 +2,29 @@
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
 //! validates the bytes iteratively (a nesting bomb costs a counter, not stack) and then finds fields by
-//! scanning. Every function is total: any input gives an answer, none panics.
+//! scanning. The top-level members of an object, where most lookups start, are noted while validating
+//! ([`Doc`]), so finding them costs no second scan. Every function is total: any input gives an
+//! answer, none panics.
 
-use crate::utf8;
+use crate::{scan, utf8};
+use core::ops::Range;
 
 /// Deepest nesting accepted; deeper documents are treated as malformed.
 pub const MAX_DEPTH: u32 = 64;
+
+/// How many top-level members a [`Doc`] indexes; the rest (rare: events have about ten) are scanned.
+const INDEXED: usize = 16;
+
+/// A parsed document: its root value and, if that is an object, its first [`INDEXED`] members, noted
+/// while validating. The decoders' lookups start here.
+#[derive(Clone, Debug)]
+pub struct Doc<'a> {
+    root: Value<'a>,
+    members: [(Str<'a>, Value<'a>); INDEXED],
+    indexed: usize,
+    /// Where the members past the index start in `root.raw` (`usize::MAX`, past any end, when none).
+    rest: usize,
+}
 
 /// A well-formed JSON value as a slice of the document it came from.
 #[derive(Clone, Copy, Debug)]
@@ -21,17 +38,50 @@ pub struct Str<'a> {
     escaped: &'a [u8],
 }
 
-impl<'a> Value<'a> {
+impl<'a> Doc<'a> {
     /// Parses `bytes` as one JSON document (surrounding whitespace allowed).
     ///
     /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1) memory.
-    pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
+    pub fn parse(bytes: &'a [u8]) -> Option<Doc<'a>> {
+        let empty = (Str { escaped: &[] }, Value { raw: &[] });
+        let mut doc = Doc { root: empty.1, members: [empty; INDEXED], indexed: 0, rest: usize::MAX };
         let start = skip_ws(bytes, 0);
-        let end = validate_value(bytes, start)?;
+        let end = validate_value(bytes, start, |key, value| {
+            if let Some(slot) = doc.members.get_mut(doc.indexed) {
+                *slot = (Str { escaped: bytes.get(key).unwrap_or_default() }, Value { raw: bytes.get(value).unwrap_or_default() });
+                doc.indexed += 1;
+            } else if doc.rest == usize::MAX {
+                doc.rest = key.start - 1 - start; // its opening quote
+            }
+        })?;
         if skip_ws(bytes, end) != bytes.len() {
             return None;
         }
-        Some(Value { raw: bytes.get(start..end)? })
+        doc.root = Value { raw: bytes.get(start..end)? };
+        Some(doc)
+    }
+
+    /// The root value.
+    pub fn root(&self) -> Value<'a> {
+        self.root
+    }
+
+    /// The top-level members, as [`Value::members`] gives them, without scanning the indexed ones.
+    pub fn members(&self) -> Members<'_> {
+        Members { noted: self.members.get(..self.indexed).unwrap_or_default(), raw: self.root.raw, pos: self.rest }
+    }
+
+    /// The top-level member `key`, as [`Value::get`] finds it. O(members), no scan of the indexed ones.
+    #[inline(never)] // called from many places: one copy keeps the wasm small
+    pub fn get(&self, key: &str) -> Option<Value<'_>> {
+        self.members().get(key)
+    }
+}
+
+impl<'a> Value<'a> {
+    /// Parses `bytes` as one JSON document: the root of [`Doc::parse`].
+    pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
+        Doc::parse(bytes).map(|doc| doc.root)
     }
 
     /// The value's bytes exactly as they appear in the document.
@@ -43,7 +93,7 @@ impl<'a> Value<'a> {
     ///
     /// Keys are compared after unescaping. O(size of the object).
     pub fn get(self, key: &str) -> Option<Value<'a>> {
-        self.members().find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
+        self.members().get(key)
     }
 
     /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
@@ -52,7 +102,7 @@ impl<'a> Value<'a> {
     /// instead of one scan per [`Value::get`]. O(size of the object) in all.
     pub fn members(self) -> Members<'a> {
         let pos = if self.raw.first() == Some(&b'{') { skip_ws(self.raw, 1) } else { self.raw.len() };
-        Members { raw: self.raw, pos }
+        Members { noted: &[], raw: self.raw, pos }
     }
 
     /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
@@ -124,16 +174,28 @@ impl<'a> Value<'a> {
     }
 }
 
-/// Iterator over the members of a JSON object.
+/// Iterator over the members of a JSON object: those a [`Doc`] noted, then the rest, found by scanning.
 pub struct Members<'a> {
+    noted: &'a [(Str<'a>, Value<'a>)],
     raw: &'a [u8],
     pos: usize,
+}
+
+impl<'a> Members<'a> {
+    /// The value of the first member named `key`. One function for every lookup keeps the wasm small.
+    fn get(mut self, key: &str) -> Option<Value<'a>> {
+        self.find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
+    }
 }
 
 impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
+        if let Some((&first, rest)) = self.noted.split_first() {
+            self.noted = rest;
+            return Some(first);
+        }
         if self.raw.get(self.pos) != Some(&b'"') {
             return None;
         }
@@ -248,19 +310,6 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// End of the string starting at `pos` (which holds `"`), just past the closing quote.
-fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        // A tight scan to the next quote or backslash: strings are most of an event's bytes.
-        i += bytes.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\')?;
-        if bytes.get(i) == Some(&b'"') {
-            return Some(i + 1);
-        }
-        i += 2;
-    }
-}
-
 /// End of an already validated value starting at `pos`.
 fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
     match *bytes.get(pos)? {
@@ -293,15 +342,38 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// Checks the value starting at `pos` and returns its end. Iterative: containers are tracked with a
-/// bit stack (1 = object), so depth costs one bit, not a stack frame.
-fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
+/// Checks the value starting at `pos` and returns its end. If it is an object, `on_member` gets the
+/// position of each member's key (between the quotes) and value as it is checked. Iterative: containers
+/// are tracked with a bit stack (1 = object), so depth costs one bit, not a stack frame.
+fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usize>, Range<usize>)) -> Option<usize> {
     let mut containers: u64 = 0;
     let mut depth: u32 = 0;
     let mut i = pos;
+    let mut at_key = false;
+    // The top-level member being checked.
+    let mut key = 0..0;
+    let mut value_start = 0;
     loop {
-        // At a value.
         i = skip_ws(bytes, i);
+        if at_key {
+            // `"key" :` before a member's value.
+            if bytes.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = validate_string(bytes, i)?;
+            let colon = skip_ws(bytes, key_end);
+            if bytes.get(colon) != Some(&b':') {
+                return None;
+            }
+            if depth == 1 {
+                key = i + 1..key_end - 1;
+            }
+            i = skip_ws(bytes, colon + 1);
+        }
+        // At a value.
+        if depth == 1 {
+            value_start = i;
+        }
         match *bytes.get(i)? {
             open @ (b'{' | b'[') => {
                 if depth == MAX_DEPTH {
@@ -311,16 +383,13 @@ fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
                 depth += 1;
                 i = skip_ws(bytes, i + 1);
                 let close = if open == b'{' { b'}' } else { b']' };
-                if bytes.get(i) == Some(&close) {
-                    depth -= 1;
-                    containers >>= 1;
-                    i += 1;
-                } else {
-                    if open == b'{' {
-                        i = validate_key(bytes, i)?;
-                    }
+                if bytes.get(i) != Some(&close) {
+                    at_key = open == b'{';
                     continue;
                 }
+                depth -= 1;
+                containers >>= 1;
+                i += 1;
             }
             b'"' => i = validate_string(bytes, i)?,
             b't' => i = literal(bytes, i, b"true")?,
@@ -330,6 +399,9 @@ fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
         }
         // After a value: close containers or move to the next member.
         loop {
+            if depth == 1 && containers & 1 == 1 {
+                on_member(key.clone(), value_start..i);
+            }
             if depth == 0 {
                 return Some(i);
             }
@@ -338,9 +410,7 @@ fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
             match *bytes.get(i)? {
                 b',' => {
                     i += 1;
-                    if in_object {
-                        i = validate_key(bytes, skip_ws(bytes, i))?;
-                    }
+                    at_key = in_object;
                     break;
                 }
                 b'}' if in_object => {}
@@ -354,19 +424,25 @@ fn validate_value(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// Validates `"key" :` at `pos` and returns the position after the colon.
-fn validate_key(bytes: &[u8], pos: usize) -> Option<usize> {
-    if bytes.get(pos) != Some(&b'"') {
-        return None;
+/// End of the string starting at `pos` (which holds `"`), just past the closing quote, in checked input.
+fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        // Strings are most of an event's bytes: jump to the next quote or backslash a word at a time.
+        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\'))?;
+        if bytes.get(i) == Some(&b'"') {
+            return Some(i + 1);
+        }
+        i += 2;
     }
-    let end = skip_ws(bytes, validate_string(bytes, pos)?);
-    (bytes.get(end) == Some(&b':')).then_some(end + 1)
 }
 
+/// End of the string starting at `pos` (which holds `"`), just past the closing quote, if it is well
+/// formed.
 fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
-        i += bytes.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\') | scan::below(w, 0x20))?;
         match *bytes.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *bytes.get(i + 1)? {
@@ -460,6 +536,28 @@ mod tests {
         assert_eq!(keys, ["a", "b", "de"]);
         assert_eq!(v.members().nth(1).unwrap().1.raw(), br#"{"c":[2]}"#);
         assert_eq!(Value::parse(b"[1]").unwrap().members().count(), 0);
+    }
+
+    #[test]
+    fn doc_members_are_what_a_scan_finds() {
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\" : [{i}]")).collect();
+        let many = format!("{{{}}}", many.join(" ,\n"));
+        for text in [many.as_str(), r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
+            let doc = Doc::parse(text.as_bytes()).unwrap();
+            let pairs = |members: &mut dyn Iterator<Item = (Str, Value)>| members.map(|(k, v)| (k.escaped().to_vec(), v.raw().to_vec())).collect::<Vec<_>>();
+            assert_eq!(pairs(&mut doc.members()), pairs(&mut doc.root().members()), "{text}");
+        }
+        let doc = Doc::parse(many.as_bytes()).unwrap();
+        assert_eq!(doc.members().count(), 40);
+        assert_eq!(doc.get("k39").unwrap().raw(), b"[39]");
+        assert!(doc.get("a").is_none());
+    }
+
+    #[test]
+    fn an_object_root_counts_toward_the_depth_limit() {
+        let nest = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n - 1), "]".repeat(n - 1));
+        assert!(Value::parse(nest(MAX_DEPTH as usize).as_bytes()).is_some());
+        assert!(Value::parse(nest(MAX_DEPTH as usize + 1).as_bytes()).is_none());
     }
 
     #[test]

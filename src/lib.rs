@@ -21,6 +21,7 @@ pub mod framing;
 pub mod json;
 mod math;
 pub mod metrics;
+mod scan;
 pub mod stream;
 pub mod utf8;
 

@@ -5,6 +5,11 @@
 /// advance one byte, so the caller always makes progress. `*pos` must be in bounds (else U+FFFD, no move).
 pub fn decode_at(bytes: &[u8], pos: &mut usize) -> char {
     let Some(&lead) = bytes.get(*pos) else { return char::REPLACEMENT_CHARACTER };
+    if lead.is_ascii() {
+        // Most text is ASCII: no need for the validating decoder.
+        *pos += 1;
+        return char::from(lead);
+    }
     let len = sequence_len(lead);
     let decoded = bytes.get(*pos..*pos + len).and_then(|seq| core::str::from_utf8(seq).ok()).and_then(|s| s.chars().next());
     match decoded {

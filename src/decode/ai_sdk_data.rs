@@ -8,17 +8,17 @@ pub(super) fn decode(line: &[u8], sink: &mut impl Sink) {
     let Some(value) = parse_json(json, sink) else { return };
     match code {
         b"0" => {
-            output_str(Some(value), OutputKind::Answer, sink);
+            output_str(Some(value.root()), OutputKind::Answer, sink);
         }
         b"g" => {
-            output_str(Some(value), OutputKind::Reasoning, sink);
+            output_str(Some(value.root()), OutputKind::Reasoning, sink);
         }
         b"c" => {
             output_str(value.get("argsTextDelta"), OutputKind::Tool, sink);
         }
         b"3" => sink.error_event(),
         b"d" => {
-            if let Some(tokens) = value.path(&["usage", "completionTokens"]).and_then(|v| v.as_u64()) {
+            if let Some(tokens) = value.get("usage").and_then(|u| u.get("completionTokens")).and_then(|v| v.as_u64()) {
                 sink.usage(Usage { output: Some(tokens), reasoning: None });
             }
             finish_str(value.get("finishReason"), sink);

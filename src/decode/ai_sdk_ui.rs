@@ -18,7 +18,7 @@ pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
         sink.error_event();
     } else {
         // The protocol has no model or usage parts: apps may put them in `messageMetadata`.
-        model_str(part.path(&["messageMetadata", "model"]), sink);
+        model_str(part.get("messageMetadata").and_then(|m| m.get("model")), sink);
         if kind.eq_str("finish") {
             finish_str(part.get("finishReason"), sink);
             sink.terminal();

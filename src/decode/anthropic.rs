@@ -20,7 +20,7 @@ pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
         model_str(message.and_then(|m| m.get("model")), sink);
         output_tokens(message.and_then(|m| m.get("usage")), sink);
     } else if kind.eq_str("message_delta") {
-        finish_str(event.path(&["delta", "stop_reason"]), sink);
+        finish_str(event.get("delta").and_then(|d| d.get("stop_reason")), sink);
         output_tokens(event.get("usage"), sink);
     } else if kind.eq_str("message_stop") {
         sink.terminal();

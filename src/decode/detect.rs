@@ -2,7 +2,7 @@
 //! events. Each step looks at O(1) bytes.
 
 use super::Format;
-use crate::json::Value;
+use crate::json::Doc;
 
 /// What is known about a stream's format so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +75,7 @@ pub fn from_sse_event(event_type: &[u8], data: &[u8]) -> Option<Format> {
     if ANTHROPIC_EVENTS.contains(&event_type) {
         return Some(Format::Anthropic);
     }
-    let event = Value::parse(data)?;
+    let event = Doc::parse(data)?;
     if let Some(kind) = event.get("type").and_then(|t| t.as_str()) {
         if kind.escaped().starts_with(b"response.") {
             return Some(Format::OpenAiResponses);

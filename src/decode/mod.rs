@@ -15,7 +15,7 @@ mod openai_chat;
 mod openai_responses;
 mod tgi;
 
-use crate::json::{Str, Value};
+use crate::json::{Doc, Str, Value};
 
 /// The stream formats the meter understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,12 +170,12 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], sink: &mut impl Si
 }
 
 /// Parses a JSON payload, reporting it to the sink when malformed.
-fn parse_json<'a>(data: &'a [u8], sink: &mut impl Sink) -> Option<Value<'a>> {
-    let value = Value::parse(data);
-    if value.is_none() {
+fn parse_json<'a>(data: &'a [u8], sink: &mut impl Sink) -> Option<Doc<'a>> {
+    let doc = Doc::parse(data);
+    if doc.is_none() {
         sink.malformed();
     }
-    value
+    doc
 }
 
 /// Sends `value` as output of `kind` when it is a non-empty string.

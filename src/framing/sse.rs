@@ -11,6 +11,7 @@
 //! rejoined for free. Cost is O(n) in the bytes pushed; complete lines inside one chunk are not copied.
 
 use super::{CappedBuf, DEFAULT_CAP};
+use crate::scan;
 
 const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 
@@ -96,7 +97,7 @@ impl SseParser {
                 rest = tail;
             }
         }
-        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(end) = scan::find(rest, 0, |w| scan::equal(w, b'\n') | scan::equal(w, b'\r')) {
             let (line, tail) = rest.split_at(end);
             if self.line.is_empty() {
                 self.fields.line(line, on_event);
