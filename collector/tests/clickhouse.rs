@@ -173,6 +173,55 @@ fn answers_as_the_sqlite_store_does() {
 }
 
 #[test]
+fn every_column_holds_what_the_sqlite_store_holds() {
+    let Some((url, db)) = fresh_database("every_column_holds_what_the_sqlite_store_holds") else { return };
+    let dir = TempDir::new("ch-reference");
+    let path = dir.0.join("reference.db");
+    let sqlite = SqliteStore::open(&path).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    // A distinct value in every field, so two columns swapped cannot go unseen.
+    let mut r = record("cols");
+    for (n, field) in ["ttfbMs", "ttftMs", "ttftArrivalMs", "ttfoMs", "tpotMs", "tpotArrivalMs", "tokensPerSecond", "jitterMs", "durationMs", "rttMs", "deviceMemoryGb"].iter().enumerate() {
+        r[*field] = json!(n as f64 + 0.5);
+    }
+    r["gaps"] = json!({ "p50": 20.25, "p90": 21.25, "p99": 22.25, "max": 23.25 });
+    r["arrivalGaps"] = json!({ "p50": 24.25, "p90": 25.25, "p99": 26.25, "max": 27.25 });
+    r["stalls"] = json!({ "count": 28, "count1000": 29, "longestMs": 30.75, "totalMs": 31.75 });
+    r["renderDelay"] = json!({ "p50": 32.75, "p90": 33.75 });
+    r["outputTokens"] = json!(34);
+    r["reasoningTokens"] = json!(35);
+    r["outputEvents"] = json!(36);
+    r["cores"] = json!(37);
+    r["httpStatus"] = json!(201);
+    r["hidden"] = json!(true);
+    r["finishReason"] = json!(HOSTILE[0]);
+    r["url"] = Value::Null;
+    let mut env = envelope(vec![r]);
+    env["sampleRate"] = json!(0.25);
+    insert_both(&ch, &sqlite, &validate::envelope(&env).unwrap());
+    let text = backend::clickhouse("SELECT * FROM records WHERE id = 'cols' FORMAT JSONEachRow", Some(&db));
+    let stored: serde_json::Map<String, Value> = serde_json::from_str(text.trim()).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mut stmt = conn.prepare("SELECT * FROM records WHERE id = 'cols'").unwrap();
+    let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let values: Vec<rusqlite::types::Value> = stmt.query_row([], |row| (0..names.len()).map(|i| row.get(i)).collect()).unwrap();
+    assert!(names.len() >= 49);
+    for (name, value) in names.iter().zip(values) {
+        use rusqlite::types::Value as Sql;
+        let got = stored.get(name).unwrap_or_else(|| panic!("ClickHouse has no column {name}"));
+        // ClickHouse writes 64-bit integers in JSON as strings.
+        let number = || got.as_f64().or_else(|| got.as_str().and_then(|s| s.parse().ok()));
+        match value {
+            Sql::Null => assert!(got.is_null(), "{name}: {got}"),
+            Sql::Integer(i) => assert_eq!(number(), Some(i as f64), "{name}"),
+            Sql::Real(f) => assert_eq!(number(), Some(f), "{name}"),
+            Sql::Text(t) => assert_eq!(got.as_str(), Some(t.as_str()), "{name}"),
+            Sql::Blob(_) => panic!("{name}: a blob"),
+        }
+    }
+}
+
+#[test]
 fn a_failed_rollups_write_is_redone_by_settling() {
     let Some((url, db)) = fresh_database("a_failed_rollups_write_is_redone_by_settling") else { return };
     let dir = TempDir::new("ch-reference");

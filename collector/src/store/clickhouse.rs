@@ -113,11 +113,10 @@ impl ClickHouseStore {
         let names: Vec<String> = INSERT_SETTINGS.iter().map(|(name, _)| sql::quote(name)).collect();
         let known = store.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
         store.insert_settings = INSERT_SETTINGS.into_iter().filter(|(name, _)| known.iter().any(|k| k == name)).collect();
-        let mut state = lock(&store.writer);
         let answer = store.query(&format!("SELECT max(version) FROM {}.rollups FORMAT RowBinary", store.db))?;
-        state.version = Reader::new(&answer).u64().map_err(malformed)?;
+        let mut state = WriteState { version: Reader::new(&answer).u64().map_err(malformed)?, pending: None };
         store.settle_orphans(&mut state)?;
-        drop(state);
+        store.writer = Mutex::new(state);
         Ok(store)
     }
 
@@ -146,6 +145,7 @@ impl ClickHouseStore {
         self.client.post(&params, &rows.into_bytes()).map(drop)
     }
 
+    /// The rows of `query`, a `SELECT` of [`ROW_COLUMNS`].
     fn rows_of(&self, query: &str) -> Result<Vec<Row>, StoreError> {
         let answer = self.query(&format!("{query} FORMAT RowBinary"))?;
         let mut r = Reader::new(&answer);
@@ -156,7 +156,8 @@ impl ClickHouseStore {
         Ok(out)
     }
 
-    /// ` WHERE` of `rows` and `values`: definition 1, `from <= started_at < to`, the filters.
+    /// `FROM records WHERE ...` of `rows` and `values`: definition 1, `from <= started_at < to`,
+    /// the filters.
     fn window(&self, from: i64, to: i64, filters: &Filters) -> String {
         let (from, to) = (from as f64, to as f64);
         format!(
