@@ -1,7 +1,8 @@
 //! The ClickHouse store through the `Store` trait, on the ClickHouse of `LLM_UX_TEST_CLICKHOUSE`
 //! (scripts/test.sh starts one; without it each test says it is skipped, and passes):
 //! - the same batches give the SQLite store's answers (rows, values, rollups at every grain), with
-//!   hostile dimension values, nulls beside '', duplicates and records of definition 2;
+//!   hostile dimension values, nulls beside '', duplicates and records of definition 2, and store
+//!   the same value in every column; concurrent senders store each record once;
 //! - a write that fails midway is settled: at once (a failed rollups write is redone), by the next
 //!   write (when settling failed too), or by the next open (when the process died first).
 
