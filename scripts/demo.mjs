@@ -29,7 +29,7 @@ export function chatPageUrl(chatOrigin, llmUrl, collectorUrl) {
  * Starts the three servers on loopback (port 0: a free one). The collector takes beacons from the chat
  * page's origin only. Resolves { chatUrl, llmUrl, collectorUrl, collector, llm, close() }.
  */
-export async function startDemo({ chatPort = 0, llmPort = 0, collectorPort = 0, db, build = true } = {}) {
+export async function startDemo({ chatPort = 0, llmPort = 0, collectorPort = 0, db } = {}) {
   const opened = [];
   const close = () => Promise.all(opened.map((stop) => stop()));
   try {
@@ -38,7 +38,7 @@ export async function startDemo({ chatPort = 0, llmPort = 0, collectorPort = 0, 
     const chatOrigin = `http://127.0.0.1:${site.address().port}`;
     const llm = await startScriptedServer({ port: llmPort });
     opened.push(() => llm.close());
-    const collector = await startCollector({ db, build, listen: `127.0.0.1:${collectorPort}`, args: ['--allow-origin', chatOrigin] });
+    const collector = await startCollector({ db, listen: `127.0.0.1:${collectorPort}`, args: ['--allow-origin', chatOrigin] });
     opened.push(() => collector.close());
     return { chatUrl: chatPageUrl(chatOrigin, llm.url, collector.url), llmUrl: llm.url, collectorUrl: collector.url, collector, llm, close };
   } catch (error) {

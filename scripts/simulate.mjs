@@ -1,0 +1,194 @@
+// Fills the collector with really measured chats: headless Chromium (Debian's, via playwright-core)
+// drives the demo chat page through a few hundred conversations, as users would, across models, API
+// formats, scenarios and the A/B variants, several pages at once. Every figure is the meter's own
+// measurement of a real stream painted in a real page; then the A/B summary is printed.
+//
+//   npm start  # in another terminal, then:
+//   npm run simulate [-- --chats 300 --parallel 6 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
+//   npm run simulate -- --standalone [--db data/beacons.db]   # starts its own collector and servers
+import { parseArgs } from 'node:util';
+import { launchChromium } from '../tests/js/browser.mjs';
+import { startDemo, DEFAULT_PORTS } from './demo.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    chats: { type: 'string', default: '300' },
+    parallel: { type: 'string', default: '6' },
+    collector: { type: 'string', default: `http://127.0.0.1:${DEFAULT_PORTS.collector}` },
+    chat: { type: 'string', default: `http://127.0.0.1:${DEFAULT_PORTS.chat}/www/chat/` },
+    standalone: { type: 'boolean', default: false },
+    db: { type: 'string', default: 'data/beacons.db' },
+    'max-seconds': { type: 'string', default: '600' },
+    seed: { type: 'string', default: '1' },
+  },
+});
+const CHATS = positive('chats');
+const PARALLEL = positive('parallel');
+const DEADLINE = Date.now() + positive('max-seconds') * 1000;
+// One chat never takes this long: the slowest profile's longest answer streams in about 11 s.
+const CHAT_TIMEOUT_MS = 60_000;
+
+// Traffic like a product's: mostly the fast model, some of each other profile; mostly short chats.
+const MODELS = { 'scripted-fast': 4, 'scripted-jittery': 2.5, 'scripted-slow': 2, 'scripted-stalling': 1.5 };
+const FORMATS = { openai: 1, anthropic: 1, gemini: 1, ollama: 1, 'ai-sdk-ui': 1 };
+const SCENARIOS = { chat: 5, rag: 3, code: 2 };
+const PROMPTS = {
+  chat: ['What is a good name for a cat?', 'Summarise our call in two lines.', 'How do I say thanks in Japanese?'],
+  rag: ['What does the refund policy say about damaged items?', 'Which plan includes single sign-on?'],
+  code: ['Write a function that merges two sorted arrays.', 'Refactor this loop into a map and a filter.'],
+};
+// A user's conversation is one browser session, 3 to 12 chats, in one variant (A and B take turns).
+const SESSION_CHATS = [3, 12];
+
+const random = mulberry32(Number(options.seed));
+const demo = options.standalone ? await startDemo({ db: options.db }) : null;
+const collectorUrl = demo?.collectorUrl ?? options.collector.replace(/\/$/, '');
+const pageUrl = demo?.chatUrl ?? existingChatUrl(options.chat, collectorUrl);
+let browser = null;
+process.on('SIGINT', () => stop(130));
+process.on('SIGTERM', () => stop(143));
+
+try {
+  await reachable(collectorUrl, pageUrl);
+  browser = await launchChromium();
+  const startedAt = Date.now();
+  const tally = { started: 0, done: 0, failed: 0, A: 0, B: 0 };
+  console.log(`simulate: ${CHATS} chats, ${PARALLEL} pages at once, on ${pageUrl}`);
+  let nextVariant = 0;
+  const progress = every(Math.max(1, Math.round(CHATS / 10)), () =>
+    console.log(`simulate: ${tally.done + tally.failed}/${CHATS} chats · ${Math.round((Date.now() - startedAt) / 1000)} s · A ${tally.A} · B ${tally.B} · ${tally.failed} failed`));
+
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    while (tally.started < CHATS && Date.now() < DEADLINE) {
+      const variant = nextVariant++ % 2 === 0 ? 'A' : 'B';
+      const length = SESSION_CHATS[0] + Math.floor(random() * (SESSION_CHATS[1] - SESSION_CHATS[0] + 1));
+      await session(variant, length, tally, progress);
+    }
+  }));
+
+  const finished = tally.done + tally.failed;
+  console.log(`simulate: ${finished} chats in ${Math.round((Date.now() - startedAt) / 1000)} s (${tally.failed} failed)${finished < CHATS ? ': stopped at --max-seconds' : ''}`);
+  await printSummary(startedAt - 1000, tally.done);
+  console.log(`dashboard: ${collectorUrl}/`);
+  await stop(tally.done > 0 ? 0 : 1);
+} catch (error) {
+  console.error(`simulate: ${error.message}`);
+  await stop(1);
+}
+
+/** One user's conversation: a new browser context (a new session), `length` chats, then the beacons flushed. */
+async function session(variant, length, tally, progress) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(pageUrl);
+    await page.waitForFunction(() => window.chat?.ready);
+    await page.selectOption('#variant', variant);
+    for (let i = 0; i < length && tally.started < CHATS && Date.now() < DEADLINE; i++) {
+      tally.started++;
+      const ok = await chat(page, pick(MODELS), pick(FORMATS), pick(SCENARIOS));
+      tally[ok ? 'done' : 'failed']++;
+      if (ok) tally[variant]++;
+      progress();
+    }
+    await page.evaluate(() => window.chat.flush());
+  } finally {
+    await context.close();
+  }
+}
+
+/** Types a prompt and sends it with these settings, through the page's own controls; true when measured. */
+async function chat(page, model, format, scenario) {
+  await page.selectOption('#model', model);
+  await page.selectOption('#format', format);
+  await page.selectOption('#scenario', scenario);
+  const count = await page.evaluate(() => window.chat.answers.length);
+  await page.fill('#prompt', PROMPTS[scenario][Math.floor(random() * PROMPTS[scenario].length)]);
+  await page.press('#prompt', 'Enter');
+  try {
+    await page.waitForFunction((n) => ['done', 'failed'].includes(window.chat.answers[n]?.state), count, { timeout: CHAT_TIMEOUT_MS, polling: 50 });
+  } catch {
+    return false;
+  }
+  return page.evaluate((n) => window.chat.answers[n].state === 'done', count);
+}
+
+/** Waits (up to 5 s) for the collector to hold the run's records, then prints the A/B summary. */
+async function printSummary(from, expected) {
+  const summary = async (groupBy) => {
+    const response = await fetch(`${collectorUrl}/api/summary?from=${from}&to=${Date.now() + 1000}${groupBy ? `&groupBy=${groupBy}` : ''}`);
+    if (!response.ok) throw new Error(`GET /api/summary answered ${response.status}: ${await response.text()}`);
+    return response.json();
+  };
+  const total = async () => (await summary()).groups.reduce((sum, g) => sum + g.count, 0);
+  const until = Date.now() + 5000;
+  let stored = await total();
+  while (stored < expected && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stored = await total();
+  }
+  console.log(`collector: ${stored} records stored for this run (${expected} chats measured); GET /api/summary?groupBy=variant:`);
+  const ms = (stats, q) => (stats?.[q] == null ? '–' : stats[q].toFixed(1));
+  const rows = (await summary('variant')).groups.map((g) => [
+    g.key.variant ?? '(none)', String(g.count), ms(g.ttftMs, 'p50'), ms(g.ttftMs, 'p90'), ms(g.tpotMs, 'p50'), ms(g.tpotMs, 'p90'),
+    ms(g.gapP90Ms, 'p50'), g.stallRate == null ? '–' : `${(g.stallRate * 100).toFixed(1)}%`,
+  ]);
+  const header = ['variant', 'streams', 'TTFT p50', 'TTFT p90', 'TPOT p50', 'TPOT p90', 'gap p90 (p50)', 'stall rate'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const row of [header, ...rows]) console.log(`  ${row.map((cell, i) => cell.padStart(widths[i])).join('  ')}`);
+  console.log('  (times in ms: render TTFT and TPOT as painted in the page; B writes 4 tokens at a time)');
+}
+
+/** The running demo's chat page, told where the collector is when that is not where it looks by default. */
+function existingChatUrl(chat, collector) {
+  const url = new URL(chat);
+  if (collector !== `http://127.0.0.1:${DEFAULT_PORTS.collector}`) url.searchParams.set('collector', collector);
+  return url.href;
+}
+
+async function reachable(collector, page) {
+  for (const [what, url] of [['the collector', `${collector}/health`], ['the chat page', page]]) {
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (!ok) throw new Error(`${what} is not reachable at ${url}: start the demo first (npm start), or pass --standalone`);
+  }
+}
+
+async function stop(code) {
+  await browser?.close().catch(() => {});
+  await demo?.close();
+  process.exit(code);
+}
+
+function positive(name) {
+  const value = Number(options[name]);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`simulate: --${name} must be a positive integer`);
+    process.exit(2);
+  }
+  return value;
+}
+
+/** Picks a key of `weights` with probability proportional to its weight. */
+function pick(weights) {
+  const entries = Object.entries(weights);
+  let r = random() * entries.reduce((sum, [, w]) => sum + w, 0);
+  for (const [key, weight] of entries) if ((r -= weight) < 0) return key;
+  return entries.at(-1)[0];
+}
+
+/** Calls `fn` on every `n`th call. */
+function every(n, fn) {
+  let calls = 0;
+  return () => { if (++calls % n === 0) fn(); };
+}
+
+// Seeded: every run draws the same sequence of sessions and chats (the pages take them in varying order).
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
