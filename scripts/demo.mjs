@@ -27,7 +27,7 @@ export function chatPageUrl(chatOrigin, llmUrl, collectorUrl) {
 
 /**
  * Starts the three servers on loopback (port 0: a free one). The collector takes beacons from the chat
- * page's origin only. Resolves { chatUrl, llmUrl, collectorUrl, collector, llm, close() }.
+ * page's origin only (as 127.0.0.1 or localhost). Resolves { chatUrl, llmUrl, collectorUrl, collector, llm, close() }.
  */
 export async function startDemo({ chatPort = 0, llmPort = 0, collectorPort = 0, db } = {}) {
   const opened = [];
@@ -38,7 +38,9 @@ export async function startDemo({ chatPort = 0, llmPort = 0, collectorPort = 0, 
     const chatOrigin = `http://127.0.0.1:${site.address().port}`;
     const llm = await startScriptedServer({ port: llmPort });
     opened.push(() => llm.close());
-    const collector = await startCollector({ db, listen: `127.0.0.1:${collectorPort}`, args: ['--allow-origin', chatOrigin] });
+    // Whichever name the user types for the page: 127.0.0.1 or localhost.
+    const origins = [chatOrigin, chatOrigin.replace('127.0.0.1', 'localhost')].flatMap((origin) => ['--allow-origin', origin]);
+    const collector = await startCollector({ db, listen: `127.0.0.1:${collectorPort}`, args: origins });
     opened.push(() => collector.close());
     return { chatUrl: chatPageUrl(chatOrigin, llm.url, collector.url), llmUrl: llm.url, collectorUrl: collector.url, collector, llm, close };
   } catch (error) {
