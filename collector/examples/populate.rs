@@ -56,6 +56,10 @@ struct Args {
     /// of generated records: parsing, validation and the store are timed apart.
     #[arg(long, value_name = "FILE")]
     envelopes: Option<PathBuf>,
+    /// With --envelopes: store this many envelopes per insert_batch, their records in one batch (as a
+    /// group commit would).
+    #[arg(long, default_value_t = 1, requires = "envelopes")]
+    group: usize,
     /// Records per insert_batch call (each is a transaction on SQLite, a few inserts on ClickHouse:
     /// larger batches build faster).
     #[arg(long, default_value_t = 10_000)]
@@ -69,7 +73,7 @@ fn main() {
     let started = Instant::now();
     let mut timing = Timing::default();
     let (batches, total) = match &args.envelopes {
-        Some(path) => given(path, &mut timing),
+        Some(path) => given(path, args.group.max(1), &mut timing),
         None => (generated(&args, from), args.records),
     };
     let (mut stored, mut accepted) = (0u64, 0u64);
@@ -112,17 +116,21 @@ struct Timing {
 }
 
 /// The envelopes of a file, one JSON body per line, parsed and validated here (timed, as the HTTP
-/// ingest does it) before each is stored; and their record count.
-fn given(path: &PathBuf, timing: &mut Timing) -> (Box<dyn Iterator<Item = Batch>>, u64) {
+/// ingest does it), `group` envelopes per batch; and their record count.
+fn given(path: &PathBuf, group: usize, timing: &mut Timing) -> (Box<dyn Iterator<Item = Batch>>, u64) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", path.display())));
-    let mut batches = Vec::new();
-    for line in text.lines().filter(|l| !l.is_empty()) {
+    let mut batches: Vec<Batch> = Vec::new();
+    for (n, line) in text.lines().filter(|l| !l.is_empty()).enumerate() {
         let t = Instant::now();
         let value: Value = serde_json::from_slice(line.as_bytes()).unwrap_or_else(|e| fail(&format!("an envelope is not JSON: {e}")));
         timing.parse += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        batches.push(envelope(&value).unwrap_or_else(|e| fail(&format!("an envelope is invalid: {e:?}"))));
+        let batch = envelope(&value).unwrap_or_else(|e| fail(&format!("an envelope is invalid: {e:?}")));
         timing.validate += t.elapsed().as_secs_f64();
+        match batches.last_mut() {
+            Some(last) if n % group != 0 => last.records.extend(batch.records),
+            _ => batches.push(batch),
+        }
     }
     let total = batches.iter().map(|b| b.records.len() as u64).sum();
     (Box::new(batches.into_iter()), total)

@@ -1,0 +1,37 @@
+// CPU profiles of the collector with perf, for goals it misses: the release binary itself (it keeps
+// its symbols and unwind tables), sampled with DWARF call graphs and read back as shares per function.
+import { spawn, spawnSync } from 'node:child_process';
+
+export function perfAvailable() {
+  return spawnSync('perf', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Samples process `pid` for `seconds` (299 Hz, DWARF stacks) into `file`; resolves when done. */
+export function perfRecord(pid, seconds, file) {
+  return new Promise((resolve, reject) => {
+    const perf = spawn('perf', ['record', '-q', '-F', '299', '--call-graph', 'dwarf,16384', '-p', String(pid), '-o', file, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+    perf.on('error', reject);
+    perf.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`perf record exited ${code}`))));
+  });
+}
+
+/**
+ * Reads `file` back: per function, its inclusive share ("children": the samples with it anywhere on
+ * the stack) and its self share, as fractions of all samples.
+ */
+export function perfShares(file) {
+  const r = spawnSync('perf', ['report', '-i', file, '--children', '--no-inline', '--sort', 'symbol', '-g', 'none', '--stdio', '--percent-limit', '0.2'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  if (r.status !== 0) throw new Error(`perf report failed: ${r.stderr.slice(0, 300)}`);
+  const functions = [];
+  for (const line of r.stdout.split('\n')) {
+    const m = /^\s+([\d.]+)%\s+([\d.]+)%\s+\[([.k])\]\s+(.+?)\s*$/.exec(line);
+    if (m) functions.push({ children: Number(m[1]) / 100, self: Number(m[2]) / 100, kernel: m[3] === 'k', name: m[4].replace(/(\s+-)+$/, '') });
+  }
+  return { functions };
+}
+
+/** The largest inclusive share of a function whose name matches `pattern` (0 when none does). */
+export const inclusive = (shares, pattern) => Math.max(0, ...shares.functions.filter((f) => pattern.test(f.name)).map((f) => f.children));
+
+/** The summed self share of the functions matching `pattern`. */
+export const selfShare = (shares, pattern) => shares.functions.filter((f) => pattern.test(f.name)).reduce((s, f) => s + f.self, 0);
