@@ -26,8 +26,10 @@ export function buildCollector() {
  */
 export async function startCollector({ db, listen = '127.0.0.1:0', args = [], build = true, env = {} } = {}) {
   if (build) buildCollector();
-  const argv = ['--listen', listen, ...(db ? ['--db', db] : []), ...args];
-  const child = spawn(COLLECTOR_BIN, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, ...env } });
+  // --exit-with-stdin: the collector ends when this process does, however it ends (its end of the
+  // pipe closes), so no collector outlives a killed demo or test.
+  const argv = ['--listen', listen, ...(db ? ['--db', db] : []), '--exit-with-stdin', ...args];
+  const child = spawn(COLLECTOR_BIN, argv, { cwd: ROOT, stdio: ['pipe', 'inherit', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   const url = await new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {

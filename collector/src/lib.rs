@@ -79,6 +79,11 @@ pub struct Args {
     /// The dashboard's directory, served at `/`.
     #[arg(long, value_name = "DIR", default_value = "www/dashboard")]
     pub dashboard: PathBuf,
+
+    /// Shut down when standard input closes: a parent process that starts the collector with a pipe
+    /// stops it by exiting, even when it is killed.
+    #[arg(long)]
+    pub exit_with_stdin: bool,
 }
 
 /// `*`, or an origin: `scheme://host[:port]` with no path, query or fragment.
@@ -134,13 +139,20 @@ pub async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
     eprintln!("llm-ux-collector {}: listening on http://{addr} ({})", env!("CARGO_PKG_VERSION"), storage(&args));
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown()).await?;
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown(args.exit_with_stdin)).await?;
     Ok(())
 }
 
-async fn shutdown() {
+async fn shutdown(exit_with_stdin: bool) {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
+    };
+    let stdin_closed = async {
+        if !exit_with_stdin {
+            return std::future::pending::<()>().await;
+        }
+        // Blocking reads on their own thread until end of file (or an error: no stdin at all).
+        let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink())).await;
     };
     #[cfg(unix)]
     let term = async {
@@ -156,6 +168,7 @@ async fn shutdown() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+        _ = stdin_closed => {},
     }
 }
 

@@ -87,6 +87,8 @@ pub const TOKEN_SOURCES: &[&str] = &["usage", "estimate"];
 pub const BROWSERS: &[&str] = &["chromium", "firefox", "safari", "edge", "node", "other"];
 
 const ID_MAX: usize = 128;
+/// 2100-01-01T00:00:00Z in epoch ms.
+pub const MAX_STARTED_AT: f64 = 4_102_444_800_000.0;
 const NAME_MAX: usize = 256;
 
 /// Checks a parsed JSON value as an envelope.
@@ -132,6 +134,10 @@ fn record(value: &Value, path: &str) -> Result<Record, Invalid> {
     // field a reader of the schema would look at.
     let id = o.id("id")?;
     let started_at = o.number("startedAt")?;
+    // Epoch ms between 1970 and 2100: a wider value is a broken clock, and would overflow time buckets.
+    if !(0.0..=MAX_STARTED_AT).contains(&started_at) {
+        return Err(o.invalid("startedAt", format!("must be epoch milliseconds between 0 and {MAX_STARTED_AT} (year 2100), got {started_at}")));
+    }
     let url = o.nullable_string("url", None)?;
     if let Some(u) = &url {
         if u.contains(['?', '#']) {

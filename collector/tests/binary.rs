@@ -71,3 +71,30 @@ fn starts_logs_its_address_and_serves() {
     let resp = request(addr, "GET", "/api/summary?from=1699999999000&to=1700000001000&groupBy=model", &[], b"", false);
     assert_eq!(resp.json()["groups"][0]["count"], 1);
 }
+
+#[test]
+fn with_exit_with_stdin_it_stops_when_its_parent_closes_the_pipe() {
+    let dir = TempDir::new("binary-stdin");
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--exit-with-stdin", "--db"])
+        .arg(dir.0.join("beacons.db"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("listening"), "{line}");
+    assert!(child.try_wait().unwrap().is_none(), "runs while the pipe is open");
+    drop(child.stdin.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "still running 10 s after its stdin closed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}

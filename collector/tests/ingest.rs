@@ -171,6 +171,8 @@ fn every_field_of_the_wrong_type_is_named() {
     let cases: Vec<(&str, Value, &str)> = vec![
         ("ttftMs", json!("420"), "expected a number or null, got a string"),
         ("startedAt", json!(null), "expected a number, got null"),
+        ("startedAt", json!(1e19), "must be epoch milliseconds between 0 and 4102444800000"),
+        ("startedAt", json!(-1), "must be epoch milliseconds between 0 and 4102444800000"),
         ("outputTokens", json!(12.5), "expected an integer"),
         ("outputTokens", json!(null), "expected an integer"),
         ("hidden", json!("false"), "expected true or false"),

@@ -1,4 +1,5 @@
-//! Test support: the collector's real router served on 127.0.0.1 over a temporary SQLite file, a
+//! Test support: the collector's real router served on 127.0.0.1 over a temporary SQLite file (or a
+//! fresh ClickHouse database when LLM_UX_TEST_CLICKHOUSE is set, see backend.rs), a
 //! plain HTTP/1.1 client over a TCP socket, and valid beacon records to start from.
 #![allow(dead_code)]
 
