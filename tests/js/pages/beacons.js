@@ -37,7 +37,10 @@ window.harness = {
   async fetchStream(url, body) {
     meter.installFetch();
     const response = await fetch(url, { method: 'POST', body });
-    return (await response.text()).length;
+    const length = (await response.text()).length;
+    // The report comes after the frame that paints the last chunk: wait for it before the caller flushes.
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return length;
   },
   /** `sessions` meters with their own session ids, one stream each; resolves to the sampled ids. */
   async simulateSessions(sessions, sampleRate) {
