@@ -59,11 +59,13 @@ export async function clickhouseBackend() {
     loggedArgs: (name) => ['--clickhouse', `${url}/?log_queries=1`, '--clickhouse-database', database(name)],
     /**
      * What the logged queries on database `name` cost since `since` (a Date): per kind of statement
-     * (numbers and quoted strings blanked out), its count and its summed and mean durations (ms).
+     * (the database name left out, numbers and quoted strings blanked out), its count and its summed
+     * and mean durations (ms).
      */
     queryLog: async (name, since) => {
       await query('SYSTEM FLUSH LOGS');
-      const kind = "substring(replaceRegexpAll(replaceRegexpAll(query, '\\'[^\\']*\\'', '?'), '[0-9]+', 'N'), 1, 60)";
+      const bare = `replaceAll(query, '${database(name)}.', '')`;
+      const kind = `substring(replaceRegexpAll(replaceRegexpAll(${bare}, '\\'[^\\']*\\'', '?'), '[0-9]+', 'N'), 1, 60)`;
       const rows = await query(
         `SELECT ${kind} AS kind, count(), sum(query_duration_ms) FROM system.query_log WHERE type = 2 AND position(query, '${database(name)}.') > 0 ` +
         `AND event_time >= toDateTime(${Math.floor(since.getTime() / 1000)}) GROUP BY kind ORDER BY sum(query_duration_ms) DESC FORMAT TSV`,

@@ -3,8 +3,8 @@
 // profile of a load run for when the goal is missed.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { startCollector } from '../../scripts/collector.mjs';
+import { cpus, tmpdir } from 'node:os';
+import { launchCollector } from './collector-launch.mjs';
 import { cpuWatch } from './cpu.mjs';
 import { ingestLoad, envelopes } from './collector-load.mjs';
 import { runPopulate } from './collector-data.mjs';
@@ -22,24 +22,36 @@ const freshName = (what) => `${what}-${process.pid}-${Date.now()}`;
 
 /**
  * One load run on a fresh store: resolves the load's figures plus the cores the collector and the
- * database server used over it and the share of the machine other processes took.
+ * database server used over it and the share of the machine other processes took. Options:
+ * `collectorProfile`, `serverProfile`: perf files to sample them into over the timed stretch;
+ * `logged`: log the store's queries and return what they cost (ClickHouse).
  */
-export async function ingestRun(backend, load, { profile = null, logged = false } = {}) {
+export async function ingestRun(backend, load, { collectorProfile = null, serverProfile = null, logged = false } = {}) {
   const name = freshName('ingest');
-  const collector = await startCollector({ args: ['--rate-limit', '0', ...(logged ? backend.loggedArgs(name) : backend.args(name))], build: false });
+  const collector = await launchCollector(['--rate-limit', '0', ...(logged ? backend.loggedArgs(name) : backend.args(name))]);
   try {
     const pids = [collector.process.pid, ...backend.serverPids()];
     const before = pids.map(cpuSeconds);
     const machine = cpuWatch();
     const t0 = performance.now();
     const since = new Date();
-    const sampling = profile ? new Promise((r) => setTimeout(r, load.warmupMs)).then(() => perfRecord(collector.process.pid, load.durationMs / 1000, profile)) : null;
+    const afterWarmup = new Promise((r) => setTimeout(r, load.warmupMs));
+    const sampling = [
+      collectorProfile && afterWarmup.then(() => perfRecord(collector.process.pid, load.durationMs / 1000, collectorProfile)),
+      serverProfile && afterWarmup.then(() => perfRecord(backend.serverPids()[0], load.durationMs / 1000, serverProfile, 'fp')),
+    ];
     const result = await ingestLoad(collector.url, load);
-    await sampling;
+    await Promise.all(sampling);
     const seconds = (performance.now() - t0) / 1000;
     const [collectorCores, ...serverCores] = pids.map((pid, i) => (cpuSeconds(pid) - before[i]) / seconds);
-    if (result.errors) throw new Error(`${result.errors} ingest requests failed; the first: ${result.firstError}`);
-    return { ...result, collectorCores, serverCores: serverCores.reduce((a, b) => a + b, 0), others: machine().others, queryLog: logged ? await backend.queryLog(name, since) : null };
+    const server = serverCores.reduce((a, b) => a + b, 0);
+    if (result.errors) {
+      const exited = collector.process.exitCode ?? collector.process.signalCode;
+      throw new Error(`${result.errors} ingest requests failed; the first: ${result.firstError}; the collector ${exited === null ? 'runs' : `exited (${exited})`}; its output: ${collector.output().slice(-500)}`);
+    }
+    // The database server is not this process's descendant: cpuWatch counts it among the others.
+    const others = Math.max(0, machine().others - server / cpus().length);
+    return { ...result, collectorCores, serverCores: server, others, queryLog: logged ? await backend.queryLog(name, since) : null };
   } finally {
     await collector.close();
     await backend.drop(name);
@@ -47,32 +59,38 @@ export async function ingestRun(backend, load, { profile = null, logged = false 
 }
 
 /**
- * `count` envelopes like the load's, stored by collector/examples/populate.rs on a fresh store, one
- * insert_batch each, in one thread and without HTTP. Resolves per record: µs to parse the JSON, to
- * validate, in the store; and the records per second the store alone takes.
+ * `count` envelopes like the load's, stored by collector/examples/populate.rs on a fresh store,
+ * `group` envelopes per insert_batch, in one thread and without HTTP. Resolves per record: µs to
+ * parse the JSON, to validate, in the store; the records per second the store alone takes; and the
+ * mean time of one insert_batch.
  */
-export async function storeAlone(backend, perEnvelope, count, log) {
+export async function storeAlone(backend, { perEnvelope, count, group }, log) {
   const dir = mkdtempSync(join(tmpdir(), 'collector-bench-'));
   const file = join(dir, 'envelopes.jsonl');
   const body = envelopes(perEnvelope);
   writeFileSync(file, Array.from({ length: count }, (_, n) => body(n)).join('\n'));
   const name = freshName('alone');
   try {
-    const r = await runPopulate([...backend.args(name), '--envelopes', file], log);
+    const r = await runPopulate([...backend.args(name), '--envelopes', file, '--group', String(group)], log);
     const us = (s) => (s * 1e6) / r.records;
-    return { records: r.records, parseUs: us(r.parseSeconds), validateUs: us(r.validateSeconds), storeUs: us(r.storeSeconds), storeRecordsPerSecond: r.records / r.storeSeconds, batchMs: (r.storeSeconds * 1000) / r.batches };
+    return { group, records: r.records, parseUs: us(r.parseSeconds), validateUs: us(r.validateSeconds), storeUs: us(r.storeSeconds), storeRecordsPerSecond: r.records / r.storeSeconds, batchMs: (r.storeSeconds * 1000) / r.batches };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await backend.drop(name);
   }
 }
 
-/** A load run with the collector sampled by perf over the timed stretch: its run figures and shares. */
+/**
+ * A load run with the collector (SQLite) or the database server and its query log (ClickHouse)
+ * sampled by perf over the timed stretch: the run's figures and the profile's shares.
+ */
 export async function ingestProfile(backend, load) {
   const dir = mkdtempSync(join(tmpdir(), 'collector-perf-'));
+  const file = join(dir, 'perf.data');
   try {
-    const run = await ingestRun(backend, load, { profile: join(dir, 'perf.data') });
-    return { run, shares: perfShares(join(dir, 'perf.data')) };
+    const server = backend.serverPids().length > 0;
+    const run = await ingestRun(backend, load, server ? { serverProfile: file, logged: true } : { collectorProfile: file });
+    return { run, shares: perfShares(file) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

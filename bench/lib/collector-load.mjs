@@ -60,8 +60,8 @@ function record(id, startedAt, page) {
 
 /**
  * Runs the load against `url` (the collector's origin). Resolves { records, requests, seconds,
- * latenciesMs (timed requests), errors, clientCpu (this process's CPU seconds per second of the
- * timed stretch) }. Any answer other than 200 with every record accepted counts as an error.
+ * errors, firstError, bodyBytes (of one envelope), recordsPerSecond, p50Ms, p99Ms, clientCpu (this
+ * process's CPU seconds per second of the timed stretch) }. Any answer other than 200 with every record accepted counts as an error.
  */
 export async function ingestLoad(url, { clients, perEnvelope, warmupMs, durationMs }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
@@ -83,6 +83,7 @@ export async function ingestLoad(url, { clients, perEnvelope, warmupMs, duration
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode, text }));
     });
+    req.setTimeout(30_000, () => req.destroy(new Error('no answer within 30 s')));
     req.on('error', (error) => resolve({ status: 0, text: String(error) }));
     req.end(payload);
   });
@@ -110,7 +111,7 @@ export async function ingestLoad(url, { clients, perEnvelope, warmupMs, duration
   agent.destroy();
   const seconds = durationMs / 1000;
   return {
-    records, requests: latencies.length, seconds, errors, firstError,
+    records, requests: latencies.length, seconds, errors, firstError, bodyBytes: Buffer.byteLength(body(0)),
     recordsPerSecond: records / seconds,
     p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99),
     clientCpu: (cpu.user + cpu.system) / 1e6 / ((performance.now() - Math.max(timedFrom, t0)) / 1000),

@@ -6,10 +6,15 @@ export function perfAvailable() {
   return spawnSync('perf', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Samples process `pid` for `seconds` (299 Hz, DWARF stacks) into `file`; resolves when done. */
-export function perfRecord(pid, seconds, file) {
+/**
+ * Samples process `pid` for `seconds` into `file`; resolves when done. Stacks: `dwarf` unwinds them
+ * from copies of the stack (299 Hz: costly, for our Rust binary); `fp` follows frame pointers (499
+ * Hz: enough for the kernel's side of another program).
+ */
+export function perfRecord(pid, seconds, file, stacks = 'dwarf') {
+  const how = stacks === 'dwarf' ? ['-F', '299', '--call-graph', 'dwarf,16384'] : ['-F', '499', '-g'];
   return new Promise((resolve, reject) => {
-    const perf = spawn('perf', ['record', '-q', '-F', '299', '--call-graph', 'dwarf,16384', '-p', String(pid), '-o', file, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+    const perf = spawn('perf', ['record', '-q', ...how, '-p', String(pid), '-o', file, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
     perf.on('error', reject);
     perf.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`perf record exited ${code}`))));
   });

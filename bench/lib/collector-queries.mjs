@@ -69,3 +69,24 @@ export async function timeQueries(origin, to, runs, log) {
     agent.destroy();
   }
 }
+
+/** Asks `path` of the collector at `origin` over and over until `until` settles; resolves how many answers came. */
+export async function loopQuery(origin, path, until) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let done = false;
+  let answers = 0;
+  const loop = (async () => {
+    while (!done) {
+      await get(agent, `${origin}${path}`);
+      answers++;
+    }
+  })();
+  try {
+    await until;
+  } finally {
+    done = true;
+    await loop;
+    agent.destroy();
+  }
+  return answers;
+}
