@@ -28,7 +28,7 @@ const SECTIONS = [
   ['memory', memory, 240_000, false],
   ['accuracy', accuracy, 360_000, true],
   ['token-estimate', tokenEstimate, 120_000, false],
-  ['collector', collector, 10_000, false],
+  ['collector', collector, 4_500_000, false],
 ];
 
 const { values: args } = parseArgs({ options: { only: { type: 'string' } } });

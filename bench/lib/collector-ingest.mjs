@@ -22,7 +22,8 @@ const freshName = (what) => `${what}-${process.pid}-${Date.now()}`;
 
 /**
  * One load run on a fresh store: resolves the load's figures plus the cores the collector and the
- * database server used over it and the share of the machine other processes took. Options:
+ * database server used over it, the share of the machine other processes took and the share left
+ * idle. Options:
  * `collectorProfile`, `serverProfile`: perf files to sample them into over the timed stretch;
  * `logged`: log the store's queries and return what they cost (ClickHouse).
  */
@@ -50,8 +51,10 @@ export async function ingestRun(backend, load, { collectorProfile = null, server
       throw new Error(`${result.errors} ingest requests failed; the first: ${result.firstError}; the collector ${exited === null ? 'runs' : `exited (${exited})`}; its output: ${collector.output().slice(-500)}`);
     }
     // The database server is not this process's descendant: cpuWatch counts it among the others.
-    const others = Math.max(0, machine().others - server / cpus().length);
-    return { ...result, collectorCores, serverCores: server, others, queryLog: logged ? await backend.queryLog(name, since) : null };
+    const shares = machine();
+    const others = Math.max(0, shares.others - server / cpus().length);
+    const idle = Math.max(0, 1 - shares.ours - shares.others);
+    return { ...result, collectorCores, serverCores: server, others, idle, queryLog: logged ? await backend.queryLog(name, since) : null };
   } finally {
     await collector.close();
     await backend.drop(name);
