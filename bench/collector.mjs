@@ -11,7 +11,7 @@ import { sqliteBackend, clickhouseBackend, clickhouseAvailable } from './lib/col
 import { buildPopulate, dataSet, gb } from './lib/collector-data.mjs';
 import { ingestRun, storeAlone, ingestProfile } from './lib/collector-ingest.mjs';
 import { QUERIES, timeQueries, loopQuery } from './lib/collector-queries.mjs';
-import { perfAvailable, perfRecord, perfShares, inclusive, selfShare } from './lib/collector-profile.mjs';
+import { cpuSeconds, perfAvailable, perfRecord, perfShares, inclusive, selfShare } from './lib/collector-profile.mjs';
 
 export const title = 'Collector: ingest rate and query latency (SQLite, ClickHouse)';
 
@@ -70,8 +70,11 @@ async function measure(backend) {
   const alone = [];
   for (const { group, count } of ALONE[id]) alone.push(await storeAlone(backend, { perEnvelope: LOAD.perEnvelope, count, group }, progress));
   let why = null;
+  let doubled = null;
   if (rate < INGEST_GOAL) {
-    progress(`  collector, ${backend.title}: ingest goal missed, profiling a load run`);
+    progress(`  collector, ${backend.title}: ingest goal missed: one run with ${LOAD.clients * 2} clients, and a profiled run`);
+    doubled = await ingestRun(backend, { ...LOAD, clients: LOAD.clients * 2 });
+    progress(`    ${LOAD.clients * 2} clients: ${fmt(doubled.recordsPerSecond)} records/s, p50 ${fmt(doubled.p50Ms, 1)} ms`);
     why = perfAvailable() ? await ingestProfile(backend, LOAD) : null;
   }
   const sizes = [];
@@ -99,7 +102,7 @@ async function measure(backend) {
       await collector.close();
     }
   }
-  return { backend, server: backend.serverPids().length > 0, runs, rate, alone, why, sizes };
+  return { backend, server: backend.serverPids().length > 0, runs, rate, alone, doubled, why, sizes };
 }
 
 /**
@@ -111,9 +114,12 @@ async function summaryProfile(backend, data, path) {
   const collector = await launchCollector(backend.loggedArgs?.(data.name) ?? backend.args(data.name));
   try {
     const since = new Date();
+    const cpu0 = cpuSeconds(collector.process.pid);
+    const t0 = performance.now();
     const sampling = perfRecord(collector.process.pid, 6, join(dir, 'perf.data'));
     const answers = await loopQuery(collector.url, path, sampling);
-    return { answers, shares: perfShares(join(dir, 'perf.data')), queryLog: backend.queryLog ? await backend.queryLog(data.name, since) : null };
+    const perAnswer = { wallMs: (performance.now() - t0) / answers, cpuMs: ((cpuSeconds(collector.process.pid) - cpu0) * 1000) / answers };
+    return { answers, perAnswer, shares: perfShares(join(dir, 'perf.data')), queryLog: backend.queryLog ? await backend.queryLog(data.name, since) : null };
   } finally {
     await collector.close();
     rmSync(dir, { recursive: true, force: true });
@@ -215,20 +221,23 @@ function queryBlock({ backend, sizes }, goals) {
 /** A share of the collector's CPU samples, as text. */
 const share = (x) => pct(x, 0);
 
-function ingestWhy({ backend, runs, alone, why }) {
+function ingestWhy({ backend, runs, alone, doubled, why }) {
   const one = alone.find((a) => a.group === 1);
   const grouped = alone.find((a) => a.group > 1);
   const mid = [...runs].sort((a, b) => a.recordsPerSecond - b.recordsPerSecond)[runs.length >> 1];
   if (backend.id === 'sqlite') {
     const text = [
-      `One writer stores at a time (the store's writer connection sits behind a mutex), and without HTTP it took ${fmt(one.storeUs, 1)} µs ` +
+      `One writer stores at a time (the store's writer connection sits behind a mutex). Without HTTP it took ${fmt(one.storeUs, 1)} µs ` +
       `per record in \`insert_batch\` for ${LOAD.perEnvelope}-record envelopes: at most ${fmt(one.storeRecordsPerSecond)} records/s even if ` +
-      `HTTP, JSON and validation cost nothing; ${grouped.group} envelopes per transaction (a group commit) would raise that only to ` +
-      `${fmt(grouped.storeRecordsPerSecond)} records/s (${fmt(grouped.storeUs, 1)} µs per record: the per-record inserts of the records table, ` +
-      'its two indexes and the rollups dominate, not the commit). Over HTTP the collector reached ' +
-      `${fmt(mid.recordsPerSecond)} records/s (${pct(mid.recordsPerSecond / one.storeRecordsPerSecond, 0)} of that) using ` +
-      `${fmt(mid.collectorCores, 2)} cores while ${pct(mid.idle, 0)} of the machine stayed idle: ` +
-      (mid.idle >= 0.15 ? 'the one writer, not the CPU, is the bound.' : 'the cores are nearly all busy, so the CPU the work before the store takes counts too.'),
+      `HTTP, JSON and validation cost nothing; ${grouped.group} envelopes per transaction (a group commit) would take that to ` +
+      `${fmt(grouped.storeRecordsPerSecond)} records/s (${fmt(grouped.storeUs, 1)} µs per record, what remains being the inserts ` +
+      'themselves: about 50 columns, the raw JSON and two indexes per record, and the rollups). Over HTTP the collector reached ' +
+      `${fmt(mid.recordsPerSecond)} records/s, ${pct(mid.recordsPerSecond / one.storeRecordsPerSecond, 0)} of that, using ` +
+      `${fmt(mid.collectorCores, 2)} cores while ${pct(mid.idle, 0)} of the machine stayed idle. With twice the clients ` +
+      `(${LOAD.clients * 2}) it took ${fmt(doubled.recordsPerSecond)} records/s at a p50 latency of ${fmt(doubled.p50Ms, 0)} ms ` +
+      (doubled.recordsPerSecond < 1.15 * mid.recordsPerSecond
+        ? '(about the same rate, twice the wait): the serial writer is saturated, and more senders only queue behind it.'
+        : '(more than with 32): the writer was not saturated by 32 senders.'),
     ];
     if (why) {
       const s = why.shares;
@@ -247,21 +256,22 @@ function ingestWhy({ backend, runs, alone, why }) {
         ['store: the rollups (`rollups_of`, `add_to_rollups`)', inclusive(s, /rollup::rollups_of$/) + inclusive(s, /sqlite::add_to_rollups$/)],
         ['malloc and free, wherever called (self time)', selfShare(s, /^(malloc|_int_malloc|_int_free|cfree@.*|free|malloc_consolidate|unlink_chunk.*|realloc|_int_realloc)$/)],
       ];
+      const writer = store * why.run.collectorCores;
       text.push(
         '',
-        `Profile of the collector over one more load run (perf, DWARF call graphs, ${fmt(why.run.recordsPerSecond)} records/s during it, ` +
-        'the sampling slowing it down); share of its CPU samples with the function on the stack:',
+        `Profile of the collector over one more load run (perf, DWARF call graphs; ${fmt(why.run.recordsPerSecond)} records/s during it, ` +
+        `${fmt(why.run.collectorCores, 2)} cores); share of its CPU samples with the function on the stack:`,
         '',
         table(['where the collector\'s CPU goes', 'share'], rows.map(([what, x]) => [what, share(x)]), ['l', 'r']),
         '',
-        `Turning the body into records (parse into a tree, validate, write each record back out as a string, free the tree) took ` +
-        `${share(parse + validate + free)} of the collector's CPU and the store ${share(store)}. The first runs on the async workers ` +
-        'beside the writer, on the same 2 cores (shared with the load generator and other processes). Two ways to more records per ' +
-        'second, both in the collector: keep each record\'s raw JSON as the slice of the body it came from (`serde_json::value::RawValue`) ' +
-        'instead of `value.to_string()` in `validate::record`, and deserialize into borrowed structs instead of a `Value` tree; ' +
-        'and make the store cheaper per record (its ~50 columns, the raw JSON and two indexes per record), since a group commit alone ' +
-        `buys little (the table above). A single SQLite writer stays capped near ${fmt(one.storeRecordsPerSecond, 0)} records/s on this machine ` +
-        'until the store itself gets cheaper.',
+        `The store took ${share(store)} of the samples, so the one writer was on a CPU only about ${pct(writer, 0)} of the time: inside ` +
+        'the lock it also waits, for `fsync` at checkpoints and for a core next to the HTTP work on the async workers. Turning the body ' +
+        `into records (parse into a tree, validate, write each record back out as a string, free the tree) took ${share(parse + validate + free)}. ` +
+        'Ways to more records per second, all in the collector: make the store cheaper per record (the table above: a group commit of ' +
+        `${grouped.group} envelopes saves ${fmt(one.storeUs - grouped.storeUs, 1)} µs of ${fmt(one.storeUs, 1)}); and take work off the cores ` +
+        'the writer needs: keep each record\'s raw JSON as the slice of the body it came from (`serde_json::value::RawValue`) instead of ' +
+        '`value.to_string()` in `validate::record`, and deserialize into borrowed structs instead of a `Value` tree. The 50,000 records/s ' +
+        `goal is ${fmt(INGEST_GOAL / one.storeRecordsPerSecond, 1)} times what one SQLite writer stores alone on this machine today.`,
       );
     }
     return text.join('\n');
@@ -277,21 +287,23 @@ function ingestWhy({ backend, runs, alone, why }) {
     `same few queries and inserts whatever the group's size: one envelope per write took ${fmt(one.batchMs, 0)} ms without HTTP ` +
     `(${fmt(one.storeRecordsPerSecond)} records/s), ${grouped.group} envelopes per write ${fmt(grouped.batchMs, 0)} ms ` +
     `(${fmt(grouped.storeRecordsPerSecond)} records/s). Under load the ClickHouse server is the busy process (${fmt(mid.serverCores, 2)} cores; ` +
-    `the collector ${fmt(mid.collectorCores, 2)}). One more load run (${fmt(why.run.recordsPerSecond)} records/s) with the server's ` +
+    `the collector ${fmt(mid.collectorCores, 2)}); with twice the clients (${LOAD.clients * 2}, so larger groups) the rate was ` +
+    `${fmt(doubled.recordsPerSecond)} records/s. One more load run (${fmt(why.run.recordsPerSecond)} records/s) with the server's ` +
     'query log on (`log_queries=1` on the store\'s URL) and the server sampled by perf (kernel stacks):',
     '',
     table(['statement', 'count', 'mean ms', 'total ms', 'share of the writes\' time'], rows, ['l', 'r', 'r', 'r', 'r']),
     '',
     `${share(creating)} of the server's CPU samples are in creating files (\`openat\` → \`ext4_create\`), ${share(searching)} in ` +
-    'ext4 looking for a free inode (`find_inode_bit` → `recently_deleted`): every insert makes a new part of a few files per column ' +
-    '(`records` has about 50 columns), and this machine\'s ext4 has no journal, in which case the kernel skips inodes freed in the ' +
-    'last 30 s, reading each candidate\'s inode block, and ClickHouse frees many (merged parts, dropped test databases). So here ' +
-    'ingest is bounded by file creation in the kernel: on a journaled filesystem this cost should mostly vanish, and in the store, ' +
-    'fewer and larger inserts (more envelopes per write) cut it per record.',
+    'ext4 looking for a free inode (`find_inode_bit` → `recently_deleted`). Every insert makes a new part of a few files per column ' +
+    '(`records` has about 50 columns), and this machine\'s ext4 has no journal, in which case the kernel will not reuse an inode ' +
+    'freed recently (a minute, five while its inode-table block is unwritten) and reads each candidate\'s inode-table block to ' +
+    'check; ClickHouse frees many (merged parts, dropped databases). So here ingest is bounded by file creation in the kernel, and ' +
+    `varies with how many inodes were freed shortly before (the runs: ${runs.map((r) => fmt(r.recordsPerSecond)).join(', ')} records/s). ` +
+    'On a journaled filesystem this cost should mostly vanish; in the store, fewer and larger inserts (more envelopes per write) cut it per record.',
   ].join('\n');
 }
 
-function summaryWhy({ answers, shares: s, queryLog }) {
+function summaryWhy({ answers, perAnswer, shares: s, queryLog }) {
   const joint = selfShare(s, /^(alloc::collections::btree::|<alloc::collections::btree::)/);
   const rows = [
     ['reading rollups from the store (`Store::rollups`, their decoding included)', inclusive(s, /as llm_ux_collector::store::Store>::rollups$/)],
@@ -301,8 +313,8 @@ function summaryWhy({ answers, shares: s, queryLog }) {
     ['reading the records of the partial minutes (`Store::rows`)', inclusive(s, /as llm_ux_collector::store::Store>::rows$/)],
   ];
   const text = [
-    `Profile of the collector answering it ${answers} times in a row (perf, DWARF call graphs); share of its CPU samples with the ` +
-    'function on the stack:',
+    `Profile of the collector answering it ${answers} times in a row (perf, DWARF call graphs; ${fmt(perAnswer.wallMs, 0)} ms per ` +
+    `answer, of which ${fmt(perAnswer.cpuMs, 0)} ms of the collector's CPU); share of its CPU samples with the function on the stack:`,
     '',
     table(['where the collector\'s CPU goes', 'share'], rows.map(([what, x]) => [what, share(x)]), ['l', 'r']),
     '',

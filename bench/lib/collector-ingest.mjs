@@ -1,21 +1,14 @@
 // The ingest measurements of one backend: HTTP load runs on fresh stores (with the CPU each process
 // used), the same envelopes stored without HTTP (parse, validation and store timed apart), and a
 // profile of a load run for when the goal is missed.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, tmpdir } from 'node:os';
 import { launchCollector } from './collector-launch.mjs';
 import { cpuWatch } from './cpu.mjs';
 import { ingestLoad, envelopes } from './collector-load.mjs';
 import { runPopulate } from './collector-data.mjs';
-import { perfRecord, perfShares } from './collector-profile.mjs';
-
-/** CPU seconds a process has used (user + system; Linux counts in ticks of 10 ms). */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+import { cpuSeconds, perfRecord, perfShares } from './collector-profile.mjs';
 
 /** A store name no other run uses, for a fresh store. */
 const freshName = (what) => `${what}-${process.pid}-${Date.now()}`;

@@ -1,6 +1,15 @@
-// CPU profiles of the collector with perf, for goals it misses: the release binary itself (it keeps
-// its symbols and unwind tables), sampled with DWARF call graphs and read back as shares per function.
+// CPU accounting and profiles for goals the collector misses: CPU time per process from /proc, and
+// perf samples of the release binary itself (it keeps its symbols and unwind tables) or of the
+// database server, read back as shares per function.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** CPU seconds a process has used (user + system; Linux counts in ticks of 10 ms). */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 export function perfAvailable() {
   return spawnSync('perf', ['--version'], { stdio: 'ignore' }).status === 0;
