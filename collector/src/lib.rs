@@ -151,8 +151,14 @@ async fn shutdown(exit_with_stdin: bool) {
         if !exit_with_stdin {
             return std::future::pending::<()>().await;
         }
-        // Blocking reads on their own thread until end of file (or an error: no stdin at all).
-        let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink())).await;
+        // Blocking reads until end of file (or an error: no stdin at all), on a plain thread: the
+        // runtime waits for its blocking pool on exit, and this read may never end after a signal.
+        let (closed, on_closed) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            let _ = closed.send(());
+        });
+        let _ = on_closed.await;
     };
     #[cfg(unix)]
     let term = async {
