@@ -3,7 +3,7 @@
 // response; rejections reach the app unchanged.
 
 import { createMatcher, describeRequest, isStreamResponse, requestedModel } from './request.js';
-import { meteredResponse } from './metered-response.js';
+import { observeResponse } from './metered-response.js';
 
 /**
  * Most streams metered at once. A body the app never reads to its end never ends; past this many,
@@ -29,9 +29,9 @@ export function createFetchHook(meter, { match }) {
       const control = meter.open({ start: request.start, url: response.url || request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
       if (!control) return response;
       control.stream.response(response);
-      const metered = meteredResponse(response, control);
-      streams.set(metered, control.stream);
-      return metered;
+      observeResponse(response, control, meter.health);
+      streams.set(response, control.stream);
+      return response;
     } catch (error) {
       meter.health.fail(error);
       return response;

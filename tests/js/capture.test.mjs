@@ -184,6 +184,37 @@ test('transparency: the same bytes and the same Response, whatever the chunking 
   chunked.close();
 });
 
+test('transparency on every body path the meter observes: readers, iteration, pipes, consumers, clones, refusals', async () => {
+  const chunked = await startChunkedServer();
+  const { page, problems } = await openHarness();
+  const uses = await page.evaluate(() => window.harness.bodyUses());
+  const cancelled = ['breakCancels', 'cancel', 'readerCancel'];
+  let fullEvents = null;
+  for (const [i, use] of uses.entries()) {
+    const url = `http://127.0.0.1:${chunked.address().port}/chunked?file=openai-basic.sse&seed=${i + 1}`;
+    const plain = await page.evaluate(([u, n]) => window.harness.useBody(u, n, false), [url, use]);
+    const before = (await page.evaluate(() => window.harness.reports())).length;
+    const hooked = await page.evaluate(([u, n]) => window.harness.useBody(u, n, true), [url, use]);
+    const reports = (await page.evaluate(() => window.harness.reports())).slice(before);
+    assert.equal(plain.threw, undefined, `${use}: the app's own use works: ${JSON.stringify(plain)}`);
+    assert.deepEqual(hooked, plain, `${use}: the app sees the same with the meter`);
+    if (use === 'bypass') {
+      assert.equal(reports.length, 0, 'a body read around the patches is not observed');
+      continue;
+    }
+    assert.equal(reports.length, 1, `${use}: one report`);
+    const [report] = reports;
+    assert.equal(report.status, cancelled.includes(use) ? 'aborted' : 'ok', use);
+    if (report.status === 'ok') {
+      fullEvents ??= report.outputEvents;
+      assert.ok(report.outputEvents > 0 && report.outputEvents === fullEvents, `${use}: every event observed once: ${report.outputEvents} vs ${fullEvents}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  await page.close();
+  chunked.close();
+});
+
 test('cancel and abort reach the network, and the report keeps what was measured', async () => {
   const { page } = await openHarness();
   const long = { tokens: 400, ttftMs: 50, tokenMs: 10, seed: 5 };
