@@ -3,12 +3,11 @@
 // profile of a load run for when the goal is missed.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { launchCollector } from './collector-launch.mjs';
-import { cpuWatch } from './cpu.mjs';
 import { ingestLoad, envelopes } from './collector-load.mjs';
 import { runPopulate } from './collector-data.mjs';
-import { cpuSeconds, perfRecord, perfShares } from './collector-profile.mjs';
+import { machineWatch, perfRecord, perfShares } from './collector-profile.mjs';
 
 /** A store name no other run uses, for a fresh store. */
 const freshName = (what) => `${what}-${process.pid}-${Date.now()}`;
@@ -24,10 +23,7 @@ export async function ingestRun(backend, load, { collectorProfile = null, server
   const name = freshName('ingest');
   const collector = await launchCollector(['--rate-limit', '0', ...(logged ? backend.loggedArgs(name) : backend.args(name))]);
   try {
-    const pids = [collector.process.pid, ...backend.serverPids()];
-    const before = pids.map(cpuSeconds);
-    const machine = cpuWatch();
-    const t0 = performance.now();
+    const watch = machineWatch([collector.process.pid], backend.serverPids());
     const since = new Date();
     const afterWarmup = new Promise((r) => setTimeout(r, load.warmupMs));
     const sampling = [
@@ -36,18 +32,12 @@ export async function ingestRun(backend, load, { collectorProfile = null, server
     ];
     const result = await ingestLoad(collector.url, load);
     await Promise.all(sampling);
-    const seconds = (performance.now() - t0) / 1000;
-    const [collectorCores, ...serverCores] = pids.map((pid, i) => (cpuSeconds(pid) - before[i]) / seconds);
-    const server = serverCores.reduce((a, b) => a + b, 0);
+    const { cores: [collectorCores], serverCores, others, idle } = watch();
     if (result.errors) {
       const exited = collector.process.exitCode ?? collector.process.signalCode;
       throw new Error(`${result.errors} ingest requests failed; the first: ${result.firstError}; the collector ${exited === null ? 'runs' : `exited (${exited})`}; its output: ${collector.output().slice(-500)}`);
     }
-    // The database server is not this process's descendant: cpuWatch counts it among the others.
-    const shares = machine();
-    const others = Math.max(0, shares.others - server / cpus().length);
-    const idle = Math.max(0, 1 - shares.ours - shares.others);
-    return { ...result, collectorCores, serverCores: server, others, idle, queryLog: logged ? await backend.queryLog(name, since) : null };
+    return { ...result, collectorCores, serverCores, others, idle, queryLog: logged ? await backend.queryLog(name, since) : null };
   } finally {
     await collector.close();
     await backend.drop(name);

@@ -3,12 +3,36 @@
 // database server, read back as shares per function.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { cpuWatch } from './cpu.mjs';
 
 /** CPU seconds a process has used (user + system; Linux counts in ticks of 10 ms). */
 export function cpuSeconds(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Starts CPU accounting over a stretch; `stop()` returns the cores each of `pids` used and the shares
+ * of the machine that other processes took and that stayed idle. `server` pids (a database server
+ * this process did not spawn) are not counted among the others.
+ */
+export function machineWatch(pids, server = []) {
+  const before = [...pids, ...server].map(cpuSeconds);
+  const machine = cpuWatch();
+  const t0 = performance.now();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const cores = [...pids, ...server].map((pid, i) => (cpuSeconds(pid) - before[i]) / seconds);
+    const serverCores = cores.slice(pids.length).reduce((a, b) => a + b, 0);
+    const shares = machine();
+    return {
+      cores: cores.slice(0, pids.length), serverCores,
+      others: Math.max(0, shares.others - serverCores / cpus().length),
+      idle: Math.max(0, 1 - shares.ours - shares.others),
+    };
+  };
 }
 
 export function perfAvailable() {
