@@ -75,17 +75,7 @@ fn starts_logs_its_address_and_serves() {
 #[test]
 fn with_exit_with_stdin_it_stops_when_its_parent_closes_the_pipe() {
     let dir = TempDir::new("binary-stdin");
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--exit-with-stdin", "--db"])
-        .arg(dir.0.join("beacons.db"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.contains("listening"), "{line}");
+    let mut child = listening_with_stdin_piped(&dir);
     assert!(child.try_wait().unwrap().is_none(), "runs while the pipe is open");
     drop(child.stdin.take());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -102,6 +92,18 @@ fn with_exit_with_stdin_it_stops_when_its_parent_closes_the_pipe() {
 #[test]
 fn with_exit_with_stdin_a_sigterm_still_ends_it_while_the_pipe_is_open() {
     let dir = TempDir::new("binary-sigterm");
+    let mut child = listening_with_stdin_piped(&dir);
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "still running 10 s after SIGTERM (stdin still open)");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(child.stdin.take());
+}
+
+/// The binary with `--exit-with-stdin` and a piped stdin, once it logged that it listens.
+fn listening_with_stdin_piped(dir: &TempDir) -> Child {
     let mut child = Command::new(BIN)
         .args(["--listen", "127.0.0.1:0", "--exit-with-stdin", "--db"])
         .arg(dir.0.join("beacons.db"))
@@ -112,11 +114,6 @@ fn with_exit_with_stdin_a_sigterm_still_ends_it_while_the_pipe_is_open() {
         .unwrap();
     let mut line = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        assert!(std::time::Instant::now() < deadline, "still running 10 s after SIGTERM (stdin still open)");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    drop(child.stdin.take());
+    assert!(line.contains("listening"), "{line}");
+    child
 }
