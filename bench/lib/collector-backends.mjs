@@ -3,12 +3,15 @@
 //   SQLite: a file under target/bench-data/.
 //   ClickHouse: a database in a private server (scripts/clickhouse.sh, data in
 //   target/bench-data/clickhouse/, kept between runs so populated databases can be reused).
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from './env.mjs';
 
-export const DATA_DIR = join(ROOT, 'target', 'bench-data');
+// The real path: a worktree may link its target/bench-data here to share the data sets, and
+// scripts/clickhouse.sh recognises its server by the directory named on its command line.
+mkdirSync(join(ROOT, 'target', 'bench-data'), { recursive: true });
+export const DATA_DIR = realpathSync(join(ROOT, 'target', 'bench-data'));
 const CLICKHOUSE_DIR = join(DATA_DIR, 'clickhouse');
 const CLICKHOUSE_SCRIPT = join(ROOT, 'scripts', 'clickhouse.sh');
 
@@ -38,8 +41,23 @@ export function sqliteBackend() {
 /** Whether this checkout has the ClickHouse start script (the backend is measured only then). */
 export const clickhouseAvailable = () => existsSync(CLICKHOUSE_SCRIPT);
 
-/** Starts the private ClickHouse server (once; scripts/clickhouse.sh installs it when missing). */
+/** Whether a process with this pid runs. */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the private ClickHouse server (scripts/clickhouse.sh installs it when missing), or uses the
+ * one already running there (another bench run's, say): `close()` stops it only if this call started it.
+ */
 export async function clickhouseBackend() {
+  const pidFile = join(CLICKHOUSE_DIR, 'server.pid');
+  const startedHere = !(existsSync(pidFile) && alive(Number(readFileSync(pidFile, 'utf8'))));
   const url = execFileSync('bash', [CLICKHOUSE_SCRIPT, 'start', CLICKHOUSE_DIR], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
   const query = async (sql) => {
     const answer = await fetch(url, { method: 'POST', body: sql });
@@ -78,14 +96,14 @@ export async function clickhouseBackend() {
     exists: async (name) => (await query(`SELECT count() FROM system.databases WHERE name = '${database(name)}'`)) === '1',
     bytes: async (name) => Number(await query(`SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = '${database(name)}'`)),
     drop: (name) => query(`DROP DATABASE IF EXISTS ${database(name)}`),
-    serverPids: () => [Number(readFileSync(join(CLICKHOUSE_DIR, 'server.pid'), 'utf8'))],
+    serverPids: () => [Number(readFileSync(pidFile, 'utf8'))],
     /** Waits (at most `maxMs`) for background merges to end, so they do not run beside a timing. */
     settle: async (maxMs = 180_000) => {
       const end = Date.now() + maxMs;
       while (Date.now() < end && Number(await query('SELECT count() FROM system.merges')) > 0) await new Promise((r) => setTimeout(r, 1000));
     },
     close: async () => {
-      execFileSync('bash', [CLICKHOUSE_SCRIPT, 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+      if (startedHere) execFileSync('bash', [CLICKHOUSE_SCRIPT, 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     },
   };
 }
