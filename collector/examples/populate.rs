@@ -14,8 +14,8 @@
 //! the collector's own validation (`validate::envelope`), so it is one the HTTP ingest would accept.
 //!
 //! With `--envelopes FILE` it stores the given envelopes instead (one body per line, as POSTed to
-//! `/v1/beacons`), one `insert_batch` each, timing JSON parsing, validation and the store apart: the
-//! ingest's stages without HTTP.
+//! `/v1/beacons`), `--group N` envelopes per `insert_batch` (default 1), timing JSON parsing,
+//! validation and the store apart: the ingest's stages without HTTP.
 //!
 //! Progress goes to stderr; at the end one JSON line goes to stdout: `{ "records", "accepted",
 //! "seconds", "from", "to", "batches", "storeSeconds", "parseSeconds", "validateSeconds" }` (`from`,
