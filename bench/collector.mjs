@@ -242,7 +242,7 @@ function queryBlock({ backend, sizes }, goals) {
 /** A share of the collector's CPU samples, as text. */
 const share = (x) => pct(x, 0);
 
-function ingestWhy({ backend, runs, alone, doubled, why }) {
+function ingestWhy({ backend, runs, rate, alone, doubled, why }) {
   const one = alone.find((a) => a.group === 1);
   const grouped = alone.find((a) => a.group > 1);
   const mid = [...runs].sort((a, b) => a.recordsPerSecond - b.recordsPerSecond)[runs.length >> 1];
@@ -255,10 +255,11 @@ function ingestWhy({ backend, runs, alone, doubled, why }) {
       'themselves: about 50 columns, the raw JSON and two indexes per record, and the rollups). Over HTTP the collector reached ' +
       `${fmt(mid.recordsPerSecond)} records/s, ${pct(mid.recordsPerSecond / one.storeRecordsPerSecond, 0)} of that, using ` +
       `${fmt(mid.collectorCores, 2)} cores while ${pct(mid.idle, 0)} of the machine stayed idle. With twice the clients ` +
-      `(${LOAD.clients * 2}) it took ${fmt(doubled.recordsPerSecond)} records/s at a p50 latency of ${fmt(doubled.p50Ms, 0)} ms ` +
-      (doubled.recordsPerSecond < 1.15 * mid.recordsPerSecond
-        ? '(about the same rate, twice the wait): the serial writer is saturated, and more senders only queue behind it.'
-        : '(more than with 32): the writer was not saturated by 32 senders.'),
+      `(${LOAD.clients * 2}) it took ${fmt(doubled.recordsPerSecond)} records/s (${fmt(doubled.recordsPerSecond / rate, 2)} times the median) ` +
+      `at a p50 latency of ${fmt(doubled.p50Ms, 0)} ms (${fmt(doubled.p50Ms / mid.p50Ms, 2)} times): ` +
+      (doubled.recordsPerSecond < 1.3 * rate
+        ? 'the rate grew far less than the senders, who mostly queue behind the serial writer.'
+        : `the rate grew with the senders: ${LOAD.clients} did not saturate the writer.`),
     ];
     if (why) {
       const s = why.shares;
