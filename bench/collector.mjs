@@ -258,7 +258,7 @@ function ingestWhy({ backend, runs, rate, alone, doubled, why }) {
       `(${LOAD.clients * 2}) it took ${fmt(doubled.recordsPerSecond)} records/s (${fmt(doubled.recordsPerSecond / rate, 2)} times the median) ` +
       `at a p50 latency of ${fmt(doubled.p50Ms, 0)} ms (${fmt(doubled.p50Ms / mid.p50Ms, 2)} times): ` +
       (doubled.recordsPerSecond < 1.3 * rate
-        ? 'the rate grew far less than the senders, who mostly queue behind the serial writer.'
+        ? 'the rate did not follow the number of senders, who mostly queue behind the serial writer.'
         : `the rate grew with the senders: ${LOAD.clients} did not saturate the writer.`),
     ];
     if (why) {
