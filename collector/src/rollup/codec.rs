@@ -47,7 +47,7 @@ pub fn encode(r: &Rollup) -> Vec<u8> {
     }
     put_u64(&mut out, r.joint.len() as u64);
     let mut previous = 0i64;
-    for (&(ttft, tpot), &n) in &r.joint {
+    for &((ttft, tpot), n) in &r.joint {
         put_i64(&mut out, i64::from(ttft) - previous);
         put_i64(&mut out, i64::from(tpot));
         put_u64(&mut out, n);
@@ -89,12 +89,15 @@ pub fn decode(bytes: &[u8]) -> Result<Rollup, DecodeError> {
         ttft += input.i64()?;
         let tpot = input.i64()?;
         let key = (i32::try_from(ttft).map_err(|_| DecodeError("joint key out of range"))?, i32::try_from(tpot).map_err(|_| DecodeError("joint key out of range"))?);
-        r.joint.insert(key, input.u64()?);
+        if r.joint.last().is_some_and(|&(last, _)| last >= key) {
+            return Err(DecodeError("joint keys not in increasing order"));
+        }
+        r.joint.push((key, input.u64()?));
     }
     if !input.0.is_empty() {
         return Err(DecodeError("trailing bytes"));
     }
-    if r.joint.len() != len || r.joint.values().sum::<u64>() != r.count {
+    if r.joint.iter().map(|&(_, n)| n).sum::<u64>() != r.count {
         return Err(DecodeError("joint counts do not add up to the stream count"));
     }
     Ok(r)

@@ -16,6 +16,7 @@ pub mod plan;
 use crate::dims::{Dim, Dims, Metric};
 use crate::validate::Record;
 use llm_ux_meter::metrics::sketch::{bucket_key, bucket_value, Sketch};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 pub use codec::DecodeError;
@@ -168,8 +169,9 @@ pub struct Rollup {
     pub bands: [u64; 3],
     /// Indexed by [`Metric::index`].
     pub metrics: [Distribution; 5],
-    /// Stream counts by (TTFT, TPOT) sketch bucket key ([`NULL_KEY`], [`ZERO_KEY`] apart).
-    pub joint: BTreeMap<(i32, i32), u64>,
+    /// Stream counts by (TTFT, TPOT) sketch bucket key ([`NULL_KEY`], [`ZERO_KEY`] apart), sorted by
+    /// key, each key once: merged in one linear pass (summaries merge thousands of rollups).
+    pub joint: Vec<((i32, i32), u64)>,
 }
 
 fn joint_key(value: Option<f64>) -> i32 {
@@ -198,7 +200,11 @@ impl Rollup {
                 self.metrics[metric.index()].add(value);
             }
         }
-        *self.joint.entry((joint_key(row.ttft_ms), joint_key(row.tpot_ms))).or_default() += 1;
+        let key = (joint_key(row.ttft_ms), joint_key(row.tpot_ms));
+        match self.joint.binary_search_by_key(&key, |&(k, _)| k) {
+            Ok(i) => self.joint[i].1 += 1,
+            Err(i) => self.joint.insert(i, (key, 1)),
+        }
     }
 
     pub fn merge(&mut self, other: &Rollup) {
@@ -212,9 +218,7 @@ impl Rollup {
         for (mine, theirs) in self.metrics.iter_mut().zip(&other.metrics) {
             mine.merge(theirs);
         }
-        for (&key, &n) in &other.joint {
-            *self.joint.entry(key).or_default() += n;
-        }
+        self.joint = merge_sorted(&self.joint, &other.joint);
     }
 
     pub fn metric(&self, metric: Metric) -> &Distribution {
@@ -234,7 +238,7 @@ impl Rollup {
             (ZERO_KEY, Some(_)) => true,
             (key, Some(max)) => bucket_value(key) <= max,
         };
-        self.joint.iter().filter(|(&(ttft, tpot), _)| meets(ttft, slo.ttft_ms) && meets(tpot, slo.tpot_ms)).map(|(_, &n)| n).sum()
+        self.joint.iter().filter(|&&((ttft, tpot), _)| meets(ttft, slo.ttft_ms) && meets(tpot, slo.tpot_ms)).map(|&(_, n)| n).sum()
     }
 
     /// Share of streams meeting `slo`; `None` when no SLO is given or there is no stream.
@@ -250,6 +254,32 @@ impl Rollup {
     pub fn decode(bytes: &[u8]) -> Result<Rollup, DecodeError> {
         codec::decode(bytes)
     }
+}
+
+/// The union of two key-sorted count lists, counts of equal keys added. O(a + b).
+fn merge_sorted(a: &[((i32, i32), u64)], b: &[((i32, i32), u64)]) -> Vec<((i32, i32), u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push((a[i].0, a[i].1 + b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// The rollups, at every grain, of `rows` (what a batch adds to the stored ones).
