@@ -34,7 +34,8 @@ export async function startCollector({ db, listen = '127.0.0.1:0', args = [], bu
   const url = await new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      // Up to the space after the address: a chunk may end mid-address.
+      const m = /listening on (http:\/\/\S+)\s/.exec(stderr);
       if (m) resolve(m[1]);
     });
     child.once('exit', (code) => reject(new Error(`llm-ux-collector exited (${code}) before listening:\n${stderr}`)));
