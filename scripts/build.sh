@@ -13,13 +13,13 @@ if [ "${1:-}" = "--fault-injection" ]; then
   out=dist-fault
 fi
 
-cargo build --release --lib --target wasm32-unknown-unknown --features "$features"
+cargo build --profile wasm --lib --target wasm32-unknown-unknown --features "$features"
 stage="target/npm-stage/$out"
 rm -rf "$stage" "$out"
 mkdir -p "$stage" "$out/wasm"
 cp -r js/. "$stage/"
 wasm-bindgen --target web --no-typescript --out-dir "$stage/wasm" --out-name llm_ux_meter \
-  target/wasm32-unknown-unknown/release/llm_ux_meter.wasm
+  target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm
 node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers \
   "$stage/wasm/llm_ux_meter_bg.wasm" -o "$out/wasm/llm_ux_meter_bg.wasm"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify.

@@ -13,6 +13,11 @@ export const QUERIES = [
     shape: (a) => `${a.groups.length} groups, ${count(a.groups)} streams`,
   },
   {
+    id: 'summary-slo', label: 'summary, 30 days, by model and scenario, with goodput for TTFT ≤ 1 s and TPOT ≤ 50 ms', summary: true,
+    path: (to) => `/api/summary?from=${to - 30 * DAY}&to=${to}&groupBy=model,scenario&slo.ttftMs=1000&slo.tpotMs=50`,
+    shape: (a) => `${a.groups.length} groups, ${count(a.groups)} streams`,
+  },
+  {
     id: 'summary-variant', label: 'summary, 30 days, by variant', summary: true,
     path: (to) => `/api/summary?from=${to - 30 * DAY}&to=${to}&groupBy=variant`,
     shape: (a) => `${a.groups.length} groups, ${count(a.groups)} streams`,

@@ -78,8 +78,9 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
 /// The summary of `window`: groups sorted by key (null first).
 pub fn summary(store: &dyn Store, window: &Window) -> Result<Summary, StoreError> {
     let mut groups: BTreeMap<Vec<Option<String>>, Rollup> = BTreeMap::new();
+    let merge = if window.slo.is_empty() { Rollup::merge_without_joint } else { Rollup::merge };
     visit_window(store, window.from, window.to, Grain::Day, &window.filters, |_, dims, rollup| {
-        groups.entry(project(dims, &window.group_by)).or_default().merge(rollup);
+        merge(groups.entry(project(dims, &window.group_by)).or_default(), rollup);
     })?;
     let groups = groups.into_iter().map(|(dims, rollup)| Group { key: window.group_by.iter().copied().zip(dims).collect(), rollup }).collect();
     Ok(Summary { window: window.clone(), groups })

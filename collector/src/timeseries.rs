@@ -90,10 +90,11 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
     let first = w.from.div_euclid(b) * b;
     let points = ((w.to - 1).div_euclid(b) * b - first) / b + 1;
     let mut series: BTreeMap<Vec<Option<String>>, Vec<Rollup>> = BTreeMap::new();
+    let merge = if query.figure == Figure::Goodput { Rollup::merge } else { Rollup::merge_without_joint };
     visit_window(store, w.from, w.to, coarsest_grain(b), &w.filters, |start, dims, rollup| {
         let buckets = series.entry(project(dims, &w.group_by)).or_insert_with(|| vec![Rollup::default(); points as usize]);
         if let Some(slot) = buckets.get_mut(((start.max(first) - first) / b) as usize) {
-            slot.merge(rollup);
+            merge(slot, rollup);
         }
     })?;
     let series: Vec<Value> = series
