@@ -326,25 +326,30 @@ function ingestWhy({ backend, runs, rate, alone, doubled, why }) {
 }
 
 function summaryWhy({ answers, perAnswer, shares: s, queryLog }) {
-  const joint = selfShare(s, /^(alloc::collections::btree::|<alloc::collections::btree::)/);
-  const rows = [
+  const parts = [
     ['reading rollups from the store (`Store::rollups`, their decoding included)', inclusive(s, /as llm_ux_collector::store::Store>::rollups$/)],
-    ['decoding rollups (`Rollup::decode`)', inclusive(s, /^llm_ux_collector::rollup::Rollup::decode$/)],
-    ['merging rollups (`Rollup::merge`)', inclusive(s, /^llm_ux_collector::rollup::Rollup::merge$/)],
-    ['`BTreeMap` code (entry, insert, iteration; self time): the joint (TTFT, TPOT) bucket counts, the only `BTreeMap` in a rollup', joint],
+    ['decoding rollups (`Rollup::decode`)', inclusive(s, /^llm_ux_collector::rollup::(Rollup::decode|codec::decode)$/)],
+    ['merging rollups (`Rollup::merge`, `merge_without_joint`)', inclusive(s, /^llm_ux_collector::rollup::Rollup::merge(_without_joint)?$/)],
+    ['merging sketches (`Sketch::merge`)', inclusive(s, /^llm_ux_meter::metrics::sketch::Sketch::merge$/)],
+    ['merging joint (TTFT, TPOT) counts (`merge_sorted`)', inclusive(s, /^llm_ux_collector::rollup::merge_sorted$/)],
     ['reading the records of the partial minutes (`Store::rows`)', inclusive(s, /as llm_ux_collector::store::Store>::rows$/)],
+    ['writing the answer (`Summary::to_json`)', inclusive(s, /^llm_ux_collector::summary::Summary::to_json$/)],
   ];
+  const hottest = [...s.functions].sort((a, b) => b.self - a.self).slice(0, 8);
   const text = [
     `Profile of the collector answering it ${answers} times in a row (perf, DWARF call graphs; ${fmt(perAnswer.wallMs, 0)} ms per ` +
-    `answer, of which ${fmt(perAnswer.cpuMs, 0)} ms of the collector's CPU); share of its CPU samples with the function on the stack:`,
+    `answer, of which ${fmt(perAnswer.cpuMs, 0)} ms of the collector's CPU); share of its CPU samples with the function on the stack ` +
+    '(0% can also mean the function was inlined into its caller):',
     '',
-    table(['where the collector\'s CPU goes', 'share'], rows.map(([what, x]) => [what, share(x)]), ['l', 'r']),
+    table(['where the collector\'s CPU goes', 'share'], parts.map(([what, x]) => [what, share(x)]), ['l', 'r']),
     '',
-    `${share(joint)} of the samples are in \`BTreeMap\` code for the rollups' joint (TTFT, TPOT) bucket counts: \`Rollup::decode\` ` +
-    'inserts them key by key, `Rollup::merge` adds them key by key (`*self.joint.entry(key).or_default() += n`), for every rollup ' +
-    'read. Only goodput reads them, and this summary asks for no SLO. Cheap fixes, in `collector/src/rollup/`: leave the joint ' +
-    'counts undecoded and unmerged when the query has no SLO, and keep them as a sorted `Vec` (the codec already writes them in ' +
-    'key order), so decoding is a push and merging a linear walk of two sorted lists.',
+    'The functions with the most samples of their own:',
+    '',
+    table(['function (self time)', 'share'], hottest.map((f) => [`\`${f.name.length > 110 ? `${f.name.slice(0, 110)}…` : f.name}\``, share(f.self)]), ['l', 'r']),
+    '',
+    'A summary reads and merges every rollup of the window, whatever the number of records: 30 days are 30 day rollups per ' +
+    'five-dimension group (model, scenario, variant, app version and connection: 4 × 3 × 2 × 2 × 4 here), plus the hour and minute rollups at the two ends. ' +
+    'Its cost grows with the number of groups and with the sketch buckets each rollup holds, which is what the table above divides.',
   ];
   if (queryLog) {
     // The statements asked for every answer (not those of the collector's start).

@@ -21,7 +21,8 @@
 use crate::dims::{Dim, Metric};
 use crate::params::{self, bad, Window};
 use crate::query::visit_window;
-use crate::rollup::{Grain, Rollup};
+use crate::rollup::Grain;
+use crate::tally::Tally;
 use crate::stats::{mann_whitney, median, median_standard_error, two_proportion, Z95};
 use crate::store::{Store, StoreError};
 use crate::validate::Invalid;
@@ -58,7 +59,7 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
 struct Arm {
     value: String,
     sorted: Vec<f64>,
-    rollup: Rollup,
+    tally: Tally,
 }
 
 fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, StoreError> {
@@ -67,9 +68,9 @@ fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, Sto
     filters.push((q.dimension, vec![value.to_owned()]));
     let mut sorted = store.values(q.metric, w.from, w.to, &filters)?;
     sorted.sort_by(f64::total_cmp);
-    let mut rollup = Rollup::default();
-    visit_window(store, w.from, w.to, Grain::Day, &filters, |_, _, r| rollup.merge(r))?;
-    Ok(Arm { value: value.to_owned(), sorted, rollup })
+    let mut tally = Tally::default();
+    visit_window(store, w.from, w.to, Grain::Day, &filters, |_, _, r| tally.add(r, &w.slo))?;
+    Ok(Arm { value: value.to_owned(), sorted, tally })
 }
 
 /// The comparison in the contract shape.
@@ -83,8 +84,8 @@ pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError>
         [d - half, d + half]
     });
     let mw = mann_whitney(&a.sorted, &b.sorted);
-    let stall_p = two_proportion(a.rollup.stalled, a.rollup.stall_known, b.rollup.stalled, b.rollup.stall_known);
-    let goodput_p = if slo.is_empty() { None } else { two_proportion(a.rollup.good(slo), a.rollup.count, b.rollup.good(slo), b.rollup.count) };
+    let stall_p = two_proportion(a.tally.rollup.stalled, a.tally.rollup.stall_known, b.tally.rollup.stalled, b.tally.rollup.stall_known);
+    let goodput_p = if slo.is_empty() { None } else { two_proportion(a.tally.good, a.tally.rollup.count, b.tally.good, b.tally.rollup.count) };
     let verdict = verdict(q, &a, &b, mw.map(|(_, p)| p), stall_p);
     let arm_json = |arm: &Arm, m: Option<f64>| json!({ "value": arm.value, "count": arm.sorted.len(), "median": m });
     Ok(json!({
@@ -93,8 +94,8 @@ pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError>
         "b": arm_json(&b, median_b),
         "difference": { "estimate": estimate, "ci95": ci95 },
         "mannWhitney": { "u": mw.map(|(u, _)| u), "pValue": mw.map(|(_, p)| p) },
-        "stallRate": { "a": a.rollup.stall_rate(), "b": b.rollup.stall_rate(), "pValue": stall_p },
-        "goodput": { "a": a.rollup.goodput(slo), "b": b.rollup.goodput(slo), "pValue": goodput_p },
+        "stallRate": { "a": a.tally.rollup.stall_rate(), "b": b.tally.rollup.stall_rate(), "pValue": stall_p },
+        "goodput": { "a": a.tally.goodput(slo), "b": b.tally.goodput(slo), "pValue": goodput_p },
         "verdict": verdict,
     }))
 }
@@ -108,7 +109,7 @@ fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f
     let (Some(ma), Some(mb), Some(p)) = (median(&a.sorted), median(&b.sorted), p) else {
         return "Not enough data to compare.".into();
     };
-    let stalls = match (stall_p, a.rollup.stall_rate(), b.rollup.stall_rate()) {
+    let stalls = match (stall_p, a.tally.rollup.stall_rate(), b.tally.rollup.stall_rate()) {
         (Some(sp), Some(ra), Some(rb)) if sp < ALPHA => format!(" Stall rates differ: {:.1}% vs {:.1}% ({}).", ra * 100.0, rb * 100.0, p_text(sp)),
         _ => String::new(),
     };

@@ -25,6 +25,7 @@ pub mod rollup;
 pub mod store;
 pub mod stats;
 pub mod summary;
+pub mod tally;
 pub mod timeseries;
 pub mod validate;
 

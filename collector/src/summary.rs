@@ -26,7 +26,8 @@
 use crate::dims::{Dim, Metric};
 use crate::params::{self, project, Window};
 use crate::query::visit_window;
-use crate::rollup::{Distribution, Grain, Rollup};
+use crate::rollup::{Distribution, Grain};
+use crate::tally::Tally;
 use crate::store::{Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
@@ -57,11 +58,11 @@ impl Stats {
     }
 }
 
-/// One group's figures: its key and the merged rollup of its streams.
+/// One group's figures: its key and the tally of its streams.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub key: Vec<(Dim, Option<String>)>,
-    pub rollup: Rollup,
+    pub tally: Tally,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,12 +78,11 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
 
 /// The summary of `window`: groups sorted by key (null first).
 pub fn summary(store: &dyn Store, window: &Window) -> Result<Summary, StoreError> {
-    let mut groups: BTreeMap<Vec<Option<String>>, Rollup> = BTreeMap::new();
-    let merge = if window.slo.is_empty() { Rollup::merge_without_joint } else { Rollup::merge };
+    let mut groups: BTreeMap<Vec<Option<String>>, Tally> = BTreeMap::new();
     visit_window(store, window.from, window.to, Grain::Day, &window.filters, |_, dims, rollup| {
-        merge(groups.entry(project(dims, &window.group_by)).or_default(), rollup);
+        groups.entry(project(dims, &window.group_by)).or_default().add(rollup, &window.slo);
     })?;
-    let groups = groups.into_iter().map(|(dims, rollup)| Group { key: window.group_by.iter().copied().zip(dims).collect(), rollup }).collect();
+    let groups = groups.into_iter().map(|(dims, tally)| Group { key: window.group_by.iter().copied().zip(dims).collect(), tally }).collect();
     Ok(Summary { window: window.clone(), groups })
 }
 
@@ -95,7 +95,7 @@ impl Summary {
             .groups
             .iter()
             .map(|g| {
-                let r = &g.rollup;
+                let r = &g.tally.rollup;
                 let key: Map<String, Value> = g.key.iter().map(|(d, v)| (d.name().to_owned(), json!(v))).collect();
                 let mut group = json!({
                     "key": key,
@@ -103,7 +103,7 @@ impl Summary {
                     "rpm": r.count as f64 * 60_000.0 / window_ms,
                     "tokenThroughput": r.output_tokens as f64 * 1000.0 / window_ms,
                     "stallRate": r.stall_rate(),
-                    "goodput": r.goodput(&w.slo),
+                    "goodput": g.tally.goodput(&w.slo),
                     "lengthBands": { "1-50": r.bands[0], "51-500": r.bands[1], "over500": r.bands[2] },
                 });
                 for metric in Metric::ALL {

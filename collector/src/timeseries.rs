@@ -17,7 +17,8 @@
 use crate::dims::Metric;
 use crate::params::{self, bad, project, Window};
 use crate::query::visit_window;
-use crate::rollup::{Grain, Rollup};
+use crate::rollup::Grain;
+use crate::tally::Tally;
 use crate::store::{Store, StoreError};
 use crate::summary::DEF;
 use crate::validate::Invalid;
@@ -89,12 +90,11 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
     let b = query.bucket_ms;
     let first = w.from.div_euclid(b) * b;
     let points = ((w.to - 1).div_euclid(b) * b - first) / b + 1;
-    let mut series: BTreeMap<Vec<Option<String>>, Vec<Rollup>> = BTreeMap::new();
-    let merge = if query.figure == Figure::Goodput { Rollup::merge } else { Rollup::merge_without_joint };
+    let mut series: BTreeMap<Vec<Option<String>>, Vec<Tally>> = BTreeMap::new();
     visit_window(store, w.from, w.to, coarsest_grain(b), &w.filters, |start, dims, rollup| {
-        let buckets = series.entry(project(dims, &w.group_by)).or_insert_with(|| vec![Rollup::default(); points as usize]);
+        let buckets = series.entry(project(dims, &w.group_by)).or_insert_with(|| vec![Tally::default(); points as usize]);
         if let Some(slot) = buckets.get_mut(((start.max(first) - first) / b) as usize) {
-            merge(slot, rollup);
+            slot.add(rollup, &w.slo);
         }
     })?;
     let series: Vec<Value> = series
@@ -124,14 +124,15 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
     Ok(json!({ "def": DEF, "metric": metric, "q": q, "bucket": b, "from": w.from, "to": w.to, "series": series }))
 }
 
-fn value(figure: Figure, r: &Rollup, inside_ms: f64, w: &Window) -> Option<f64> {
+fn value(figure: Figure, tally: &Tally, inside_ms: f64, w: &Window) -> Option<f64> {
+    let r = &tally.rollup;
     match figure {
         Figure::Quantile(metric, q) => r.metric(metric).sketch.quantile(q),
         Figure::Count => Some(r.count as f64),
         Figure::Rpm => Some(r.count as f64 * 60_000.0 / inside_ms),
         Figure::TokenThroughput => Some(r.output_tokens as f64 * 1000.0 / inside_ms),
         Figure::StallRate => r.stall_rate(),
-        Figure::Goodput => r.goodput(&w.slo),
+        Figure::Goodput => tally.goodput(&w.slo),
     }
 }
 

@@ -101,6 +101,28 @@ fn every_figure_per_bucket_and_group() {
             assert_points(series(&q(&format!("metric=stallRate&bucket={name}")), variant), &expected(&records, variant, from, to, bucket, &stall_rate), 1e-12, "stall rate");
         }
     }
+    // Goodput: a value within 1% of a threshold may be judged either way (its sketch bucket decides),
+    // so each point must lie between the strict and the lenient share.
+    let share_meeting = |scale: f64| {
+        move |rs: &[&Value], _: f64| {
+            let meets = |r: &Value| r["ttftMs"].as_f64().is_some_and(|v| v <= 1000.0 * scale) && r["tpotMs"].as_f64().is_some_and(|v| v <= 30.0 * scale);
+            if rs.is_empty() { Value::Null } else { json!(rs.iter().filter(|r| meets(r)).count() as f64 / rs.len() as f64) }
+        }
+    };
+    let mut between = 0;
+    for variant in ["A", "B"] {
+        let body = q("metric=goodput&bucket=1h&slo.ttftMs=1000&slo.tpotMs=30");
+        let (strict, lenient) = (expected(&records, variant, from, to, 60.0 * MIN, &share_meeting(0.99)), expected(&records, variant, from, to, 60.0 * MIN, &share_meeting(1.01)));
+        let got = series(&body, variant);
+        assert_eq!(got.len(), strict.len(), "goodput: points");
+        for ((g, lo), hi) in got.iter().zip(&strict).zip(&lenient) {
+            assert_eq!(g[0], lo[0], "goodput: bucket start");
+            let (g1, lo1, hi1) = (g[1].as_f64().unwrap(), lo[1].as_f64().unwrap(), hi[1].as_f64().unwrap());
+            assert!(lo1 - 1e-12 <= g1 && g1 <= hi1 + 1e-12, "goodput at {}: {g1} not in [{lo1}, {hi1}]", g[0]);
+            between += usize::from(g1 > 0.0 && g1 < 1.0);
+        }
+    }
+    assert!(between > 0, "some goodput strictly between 0 and 1");
     let bad = server.get("/api/timeseries?bucket=1m&from=0&to=172800000");
     assert_eq!((bad.status, bad.json()["field"].clone()), (400, json!("bucket")));
 }

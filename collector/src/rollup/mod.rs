@@ -212,8 +212,9 @@ impl Rollup {
         self.joint = merge_sorted(&self.joint, &other.joint);
     }
 
-    /// [`Rollup::merge`] but for the joint counts, which only goodput reads: for queries without an
-    /// SLO, where merging the joint counts was most of a summary's CPU. Leaves `joint` as it was.
+    /// [`Rollup::merge`] but for the joint counts, which only goodput reads, and which are the costly
+    /// part to merge: queries sum [`Rollup::good`] per piece instead ([`crate::tally`]). Leaves
+    /// `joint` as it was.
     pub fn merge_without_joint(&mut self, other: &Rollup) {
         self.count += other.count;
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
