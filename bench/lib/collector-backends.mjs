@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from './env.mjs';
+import { adopt } from './cpu.mjs';
 
 // The real path: a worktree may link its target/bench-data here to share the data sets, and
 // scripts/clickhouse.sh recognises its server by the directory named on its command line.
@@ -65,6 +66,8 @@ export async function clickhouseBackend() {
     if (!answer.ok) throw new Error(`ClickHouse: ${text.slice(0, 300)}`);
     return text.trim();
   };
+  // Its CPU is the bench's, not another process's noise (the server runs detached).
+  adopt(Number(readFileSync(pidFile, 'utf8')));
   const version = await query('SELECT version()');
   // A database name is a plain identifier: keys use dashes, ClickHouse wants underscores.
   const database = (name) => name.replace(/[^A-Za-z0-9_]/g, '_');

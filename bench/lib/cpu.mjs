@@ -1,6 +1,14 @@
 // CPU accounting from /proc (Linux): how much of the machine other processes used during a stretch
-// of the bench (this Node process and its descendants, Chromium included, are "ours").
+// of the bench (this Node process and its descendants, Chromium included, are "ours", and so are the
+// servers the bench started detached, once adopted).
 import { readFileSync, readdirSync } from 'node:fs';
+
+const adopted = new Set();
+
+/** Counts `pid` and its descendants as the bench's own from now on (a database server it started). */
+export function adopt(pid) {
+  adopted.add(pid);
+}
 
 function machineTicks() {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
@@ -26,7 +34,7 @@ function ourTicks() {
     }
   }
   const ours = (pid) => {
-    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === process.pid) return true;
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === process.pid || adopted.has(p)) return true;
     return false;
   };
   let sum = 0;
