@@ -130,19 +130,14 @@ const MT = {
     for (let i = 0; i < bounds.length; i += 2) mtChunks.push(mtBytes.slice(bounds[i], bounds[i + 1]));
     return { chunks: mtChunks.length };
   },
-  /** Whether the meter's body wrapper is a byte stream ('byte') or a default one, in this build. */
-  async bodyKind() {
+  /** Whether the fetch hook hands the app a body stream of its own instead of the response's. */
+  async bodyWrapped() {
     stubResponse = new Response(source([new TextEncoder().encode('data: {}\n\n')]), { headers: SSE });
+    const original = stubResponse.body;
     const response = await hookedStub('https://api.example.test/v1/chat/completions', { method: 'POST', body: '{}' });
-    let kind = 'default';
-    try {
-      response.body.getReader({ mode: 'byob' }).releaseLock();
-      kind = 'byte';
-    } catch {
-      // Only byte streams give BYOB readers.
-    }
+    const wrapped = response.body !== original;
     await response.body.cancel();
-    return kind;
+    return wrapped;
   },
   async run(variant) {
     const chunks = mtChunks;

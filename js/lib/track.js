@@ -41,6 +41,13 @@ export function openStream(meter, options = {}, render = 'explicit') {
   let paintPending = false;
   let lastActivity = start;
 
+  // Once per chunk: a function of its own, not a closure per call, and no slice object when the
+  // chunk fits in one (most do).
+  const feed = (data, at) => {
+    const bytes = toBytes(data);
+    if (bytes.length <= SLICE) return wasm.chunk(handle, bytes, at);
+    for (let offset = 0; offset < bytes.length; offset += SLICE) wasm.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
+  };
   const paint = (at, source) => health.guard(() => wasm.rendered(handle, at, source));
 
   const finish = (ending, at = now()) => {
@@ -71,10 +78,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
     chunk(data, at = now()) {
       if (ended) return;
       lastActivity = at;
-      health.guard(() => {
-        const bytes = toBytes(data);
-        for (let offset = 0; offset < bytes.length; offset += SLICE) wasm.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
-      });
+      health.guard(feed, undefined, data, at);
       if (render === 'frame') control.paintNextFrame(SOURCE.frame);
     },
     /** The app painted the text received so far. Switches a hooked stream to explicit signals. */
