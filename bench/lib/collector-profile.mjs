@@ -3,7 +3,7 @@
 // database server, read back as shares per function.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { adopt, cpuWatch } from './cpu.mjs';
+import { cpuWatch } from './cpu.mjs';
 
 /** CPU seconds a process has used (user + system; Linux counts in ticks of 10 ms). */
 export function cpuSeconds(pid) {
@@ -15,10 +15,9 @@ export function cpuSeconds(pid) {
 /**
  * Starts CPU accounting over a stretch; `stop()` returns the cores each of `pids` used and the shares
  * of the machine that other processes took and that stayed idle. `server` pids (a database server
- * this process did not spawn) are not counted among the others: they are adopted (`cpu.mjs`).
+ * this process did not spawn, adopted by its backend: `cpu.mjs`) are not counted among the others.
  */
 export function machineWatch(pids, server = []) {
-  for (const pid of server) adopt(pid);
   const before = [...pids, ...server].map(cpuSeconds);
   const machine = cpuWatch();
   const t0 = performance.now();
