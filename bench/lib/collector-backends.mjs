@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from './env.mjs';
-import { adopt } from './cpu.mjs';
+import { adopt, release } from './cpu.mjs';
 
 // The real path: a worktree may link its target/bench-data here to share the data sets, and
 // scripts/clickhouse.sh recognises its server by the directory named on its command line.
@@ -67,7 +67,8 @@ export async function clickhouseBackend() {
     return text.trim();
   };
   // Its CPU is the bench's, not another process's noise (the server runs detached).
-  adopt(Number(readFileSync(pidFile, 'utf8')));
+  const serverPid = Number(readFileSync(pidFile, 'utf8'));
+  adopt(serverPid);
   const version = await query('SELECT version()');
   // A database name is a plain identifier: keys use dashes, ClickHouse wants underscores.
   const database = (name) => name.replace(/[^A-Za-z0-9_]/g, '_');
@@ -99,14 +100,16 @@ export async function clickhouseBackend() {
     exists: async (name) => (await query(`SELECT count() FROM system.databases WHERE name = '${database(name)}'`)) === '1',
     bytes: async (name) => Number(await query(`SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = '${database(name)}'`)),
     drop: (name) => query(`DROP DATABASE IF EXISTS ${database(name)}`),
-    serverPids: () => [Number(readFileSync(pidFile, 'utf8'))],
+    serverPids: () => [serverPid],
     /** Waits (at most `maxMs`) for background merges to end, so they do not run beside a timing. */
     settle: async (maxMs = 180_000) => {
       const end = Date.now() + maxMs;
       while (Date.now() < end && Number(await query('SELECT count() FROM system.merges')) > 0) await new Promise((r) => setTimeout(r, 1000));
     },
     close: async () => {
-      if (startedHere) execFileSync('bash', [CLICKHOUSE_SCRIPT, 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+      if (!startedHere) return;
+      release(serverPid);
+      execFileSync('bash', [CLICKHOUSE_SCRIPT, 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     },
   };
 }

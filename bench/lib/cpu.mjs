@@ -4,10 +4,21 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
 const adopted = new Set();
+/** Ticks of adopted processes that were released (stopped): kept, or they would vanish from the sum. */
+let banked = 0;
 
 /** Counts `pid` and its descendants as the bench's own from now on (a database server it started). */
 export function adopt(pid) {
   adopted.add(pid);
+}
+
+/**
+ * Call just before stopping an adopted `pid`: its ticks so far (and its descendants') stay counted
+ * as the bench's, since a stopped daemon that no one of ours reaps leaves no trace in /proc.
+ */
+export function release(pid) {
+  if (!adopted.delete(pid)) return;
+  banked += ticksUnder(new Set([pid]));
 }
 
 function machineTicks() {
@@ -16,8 +27,13 @@ function machineTicks() {
   return { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal, steal };
 }
 
-/** CPU ticks of this process and all its descendants, live or reaped. */
+/** CPU ticks of this process, the adopted ones and all their descendants, live or reaped. */
 function ourTicks() {
+  return banked + ticksUnder(new Set([process.pid, ...adopted]));
+}
+
+/** CPU ticks of the processes in `roots` and all their descendants, live or reaped. */
+function ticksUnder(roots) {
   const parent = new Map();
   const ticks = new Map();
   for (const name of readdirSync('/proc')) {
@@ -34,7 +50,7 @@ function ourTicks() {
     }
   }
   const ours = (pid) => {
-    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === process.pid || adopted.has(p)) return true;
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (roots.has(p)) return true;
     return false;
   };
   let sum = 0;
