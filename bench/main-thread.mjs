@@ -3,13 +3,14 @@
 // wrapped in a Response (no network: only CPU), read by the app's own path with and without the meter's
 // fetch hook, plus the meter's manual API alone. Rounds interleave the variants, in rotating order.
 import { openBenchPage } from './lib/browser.mjs';
-import { median, fmt, pct, spread, table, progress } from './lib/stats.mjs';
+import { median, medianInterval, fmt, pct, spread, table, progress } from './lib/stats.mjs';
 import { summarizeProfile, profileMarkdown } from './lib/profile.mjs';
 import { cpuWatch, waitForQuiet } from './lib/cpu.mjs';
 
 const EVENTS = 20_000;
 const WARM = 2;
-const TIMED = 7;
+// Enough rounds for a 95% interval of the median ratio of [8th, 18th] of 25: a round takes about a second.
+const TIMED = 25;
 const GOAL = 0.25;
 const ANCHOR = { app: 5600, reader: 1779, direct: 2784, wrapperPerChunk: 1587 };
 const VARIANTS = ['reader', 'app', 'hooked', 'hooked-reader', 'manual', 'wrap-default', 'wrap-bytes'];
@@ -70,12 +71,17 @@ export async function run(ctx) {
     const wrapDefault = ns['wrap-default'].map((w, i) => w - ns.reader[i]);
     const wrapBytes = ns['wrap-bytes'].map((w, i) => w - ns.reader[i]);
     const ratio = median(ratios);
-    const met = ratio < GOAL;
+    // Rounds scatter (a GC or a tier-up lands in one variant's run): the goal is met or missed only when
+    // the 95% interval of the median ratio is on one side of it; otherwise this run cannot tell.
+    const [ratioLow, ratioHigh] = medianInterval(ratios);
+    const met = ratioHigh < GOAL;
+    const verdict = met ? 'met' : ratioLow >= GOAL ? 'missed' : 'not shown: the goal lies inside the 95% interval of the median ratio';
+    const interval = `95% interval of the median ratio ${pct(ratioLow)}–${pct(ratioHigh)}`;
     const endUs = median(rounds.manual.map((r) => r.endMs * 1000));
 
     let profileText = '';
     if (!met) {
-      progress('  main thread: goal missed, profiling 3 hooked rounds');
+      progress(`  main thread: goal ${met ? 'met' : verdict.split(':')[0]}, profiling 3 hooked rounds`);
       await ctx.wasmNames();
       const profiles = [];
       for (let i = 0; i < 3; i++) {
@@ -118,7 +124,7 @@ export async function run(ctx) {
     ].map(([what, xs, pc, anchor]) => [what, spread(xs, 0), fmt(median(pc), 0), anchor === null ? '' : fmt(anchor, 0)]);
 
     const derived = table(['derived (paired per round, median)', 'ns per event', 'of the app\'s own cost'], [
-      ['**added by the meter: (b) − (a)**', `**${fmt(median(added), 0)}**`, `**${pct(ratio)}**`],
+      ['**added by the meter: (b) − (a)**', `**${fmt(median(added), 0)}**`, `**${pct(ratio)}** (${pct(ratioLow)}–${pct(ratioHigh)})`],
       ['of which the core (wasm framing, decoding, timeline): (c)', fmt(median(ns.manual), 0), pct(median(ns.manual.map((m, i) => m / ns.app[i])))],
       ['of which the hook, observing each read: (b) − (a) − (c)', fmt(median(hookOverhead), 0), pct(median(hookOverhead.map((h, i) => h / ns.app[i])))],
       ['hook + core without app parsing: (hooked reader) − (reader)', fmt(median(hookedReaderAdded), 0), ''],
@@ -149,15 +155,20 @@ export async function run(ctx) {
       '',
       derived,
       '',
-      `**Goal (added cost under 25% of the app's own parsing cost): ${met ? 'met' : 'missed'}** — the meter adds ` +
-      `${fmt(median(added), 0)} ns per event, ${pct(ratio)} of the app's ${fmt(median(ns.app), 0)} ns ` +
-      `(per-round ratios: ${ratios.map((r) => pct(r, 0)).join(', ')}).`,
+      `**Goal (added cost under 25% of the app's own parsing cost): ${verdict}** — the meter adds ` +
+      `${fmt(median(added), 0)} ns per event (median of the per-round differences); the median per-round ratio to the app's ` +
+      `own cost is ${pct(ratio)} (${interval}; per-round ratios: ${ratios.map((r) => pct(r, 0)).join(', ')}).`,
       ...(profileText ? ['', '**What limits it.** ' + limits() + '\n\n' + profileText] : []),
       ...(p.problems.length ? ['', `Page errors: ${p.problems.join('; ')}`] : []),
     ].join('\n');
     return {
       body,
-      goals: [{ name: 'Main thread: added cost < 25% of the app\'s own path', value: `${fmt(median(added), 0)} ns/event = ${pct(ratio)}`, met }],
+      goals: [{
+        name: 'Main thread: added cost < 25% of the app\'s own path (95% interval below it)',
+        value: `${pct(ratio)} (${pct(ratioLow)}–${pct(ratioHigh)}), ${fmt(median(added), 0)} ns/event`,
+        met,
+        ...(met || ratioLow >= GOAL ? {} : { status: '**not shown**' }),
+      }],
       headline: { app: median(ns.app), hooked: median(ns.hooked), added: median(added), ratio, manual: median(ns.manual), bodyWrapped },
       profiled: !met,
     };

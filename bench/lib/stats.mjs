@@ -20,6 +20,28 @@ export function quantile(xs, q) {
   return s[lo] + (s[hi] - s[lo]) * (at - lo);
 }
 
+/**
+ * A distribution-free confidence interval for the median: order statistics x(k) and x(n+1-k), with
+ * k the largest rank such that P(Binomial(n, 1/2) < k) <= (1 - level) / 2. Its true level is at least
+ * `level`; [NaN, NaN] when n is too small for any (n < 6 at 95%). O(n log n).
+ */
+export function medianInterval(xs, level = 0.95) {
+  const n = xs.length;
+  let below = 0; // P(Binomial(n, 1/2) < k), accumulated as k grows
+  let choose = 1; // C(n, k - 1)
+  let k = 0;
+  while (k < n / 2) {
+    const next = below + choose / 2 ** n;
+    if (next > (1 - level) / 2) break;
+    below = next;
+    k++;
+    choose = (choose * (n - k + 1)) / k;
+  }
+  if (k === 0) return [NaN, NaN];
+  const s = sorted(xs);
+  return [s[k - 1], s[n - k]];
+}
+
 export const min = (xs) => Math.min(...xs);
 export const max = (xs) => Math.max(...xs);
 
