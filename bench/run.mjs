@@ -78,7 +78,7 @@ try {
     }
     const seconds = (performance.now() - s0) / 1000;
     results.push({ id, title: section.title, ...result, seconds, loadBefore, cpu: cpu(), quiet });
-    progress(`  ${id}: ${seconds.toFixed(1)} s; ${(result.goals ?? []).map((g) => `${g.name}: ${g.value} (${(g.status ?? (g.met ? 'met' : 'MISSED')).replace(/\*/g, '')})`).join('; ') || 'done'}`);
+    progress(`  ${id}: ${seconds.toFixed(1)} s; ${(result.goals ?? []).map((g) => `${g.name}: ${g.value} (${status(g).replace(/\*/g, '')})`).join('; ') || 'done'}`);
   }
 } finally {
   await browser.close().catch(() => {});
@@ -101,8 +101,13 @@ if (only) {
 }
 if (results.some((r) => r.failed)) process.exitCode = 1;
 
+/** A goal's status cell: its own (markdown) when it has one, else met or missed. */
+function status(goal) {
+  return goal.status ?? (goal.met ? 'met' : '**missed**');
+}
+
 function render({ results, host, chromium, started, totalSeconds, loadAtEnd, dist, parser, built }) {
-  const goals = results.flatMap((r) => (r.goals ?? []).map((g) => [g.name, g.value, g.status ?? (g.met ? 'met' : '**missed**'), `§${results.indexOf(r) + 1}`]));
+  const goals = results.flatMap((r) => (r.goals ?? []).map((g) => [g.name, g.value, status(g), `§${results.indexOf(r) + 1}`]));
   const gib = (b) => `${(b / 2 ** 30).toFixed(1)} GiB`;
   const loads = results.map((r) => `${r.id} ${r.loadBefore}`).join('; ');
   const shares = results.map((r) => `${r.id} ${Number.isFinite(r.cpu.others) ? pct(r.cpu.others, 0) : 'n/a (too short)'}`).join(', ');
