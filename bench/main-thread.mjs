@@ -76,7 +76,7 @@ export async function run(ctx) {
     const [ratioLow, ratioHigh] = medianInterval(ratios);
     const met = ratioHigh < GOAL;
     const verdict = met ? 'met' : ratioLow >= GOAL ? 'missed' : 'not shown';
-    const interval = `95% interval of the median ratio ${pct(ratioLow)}–${pct(ratioHigh)}`;
+    const range = `${pct(ratioLow)}–${pct(ratioHigh)}`;
     const endUs = median(rounds.manual.map((r) => r.endMs * 1000));
 
     let profileText = '';
@@ -124,7 +124,7 @@ export async function run(ctx) {
     ].map(([what, xs, pc, anchor]) => [what, spread(xs, 0), fmt(median(pc), 0), anchor === null ? '' : fmt(anchor, 0)]);
 
     const derived = table(['derived (paired per round, median)', 'ns per event', 'of the app\'s own cost'], [
-      ['**added by the meter: (b) − (a)**', `**${fmt(median(added), 0)}**`, `**${pct(ratio)}** (${pct(ratioLow)}–${pct(ratioHigh)})`],
+      ['**added by the meter: (b) − (a)**', `**${fmt(median(added), 0)}**`, `**${pct(ratio)}** (${range})`],
       ['of which the core (wasm framing, decoding, timeline): (c)', fmt(median(ns.manual), 0), pct(median(ns.manual.map((m, i) => m / ns.app[i])))],
       ['of which the hook, observing each read: (b) − (a) − (c)', fmt(median(hookOverhead), 0), pct(median(hookOverhead.map((h, i) => h / ns.app[i])))],
       ['hook + core without app parsing: (hooked reader) − (reader)', fmt(median(hookedReaderAdded), 0), ''],
@@ -158,7 +158,7 @@ export async function run(ctx) {
       `**Goal (added cost under 25% of the app's own parsing cost): ${verdict}` +
       `${verdict === 'not shown' ? ': the goal lies inside the 95% interval of the median ratio' : ''}** — the meter adds ` +
       `${fmt(median(added), 0)} ns per event (median of the per-round differences); the median per-round ratio to the app's ` +
-      `own cost is ${pct(ratio)} (${interval}; per-round ratios: ${ratios.map((r) => pct(r, 0)).join(', ')}).`,
+      `own cost is ${pct(ratio)} (95% interval of the median ratio ${range}; per-round ratios: ${ratios.map((r) => pct(r, 0)).join(', ')}).`,
       ...(profileText ? ['', '**What limits it.** ' + limits() + '\n\n' + profileText] : []),
       ...(p.problems.length ? ['', `Page errors: ${p.problems.join('; ')}`] : []),
     ].join('\n');
@@ -166,7 +166,7 @@ export async function run(ctx) {
       body,
       goals: [{
         name: 'Main thread: added cost < 25% of the app\'s own path (95% interval below it)',
-        value: `${pct(ratio)} (${pct(ratioLow)}–${pct(ratioHigh)}), ${fmt(median(added), 0)} ns/event`,
+        value: `${pct(ratio)} (${range}), ${fmt(median(added), 0)} ns/event`,
         met,
         ...(verdict === 'not shown' ? { status: '**not shown**' } : {}),
       }],

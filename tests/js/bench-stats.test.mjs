@@ -8,7 +8,7 @@ const ranks = (n) => Array.from({ length: n }, (_, i) => i + 1);
 const shuffled = (xs) => xs.map((x, i) => [((i * 7919) % xs.length), x]).sort((a, b) => a[0] - b[0]).map(([, x]) => x);
 
 test('the 95% interval uses the ranks of the binomial tables', () => {
-  // n: [k, n + 1 - k] (Conover, Practical Nonparametric Statistics, table A3)
+  // n: [k, n + 1 - k], from exact binomial sums (P(B(n, 1/2) <= k - 1) <= 2.5% < P(B(n, 1/2) <= k))
   const expected = { 6: [1, 6], 9: [2, 8], 10: [2, 9], 20: [6, 15], 25: [8, 18], 50: [18, 33] };
   for (const [n, interval] of Object.entries(expected)) assert.deepEqual(medianInterval(ranks(Number(n))), interval, `n = ${n}`);
 });
