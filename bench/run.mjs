@@ -57,7 +57,7 @@ const ctx = {
 // Wasm function names for profiles and the size breakdown: computed once, when first needed (not
 // during timed runs: it takes about 10 s of CPU).
 let names = null;
-ctx.wasmNames = () => (names ??= shippedNames(ROOT, join(dist.dir, 'wasm/llm_ux_meter_bg.wasm')));
+ctx.wasmNames = () => (names ??= shippedNames(ROOT, dist.wasm));
 
 const results = [];
 try {

@@ -1,6 +1,6 @@
 // Section 6: the token estimate (used when a stream carries no usage) against the real o200k_base
 // tokenizer (js-tiktoken), per language group of tests/fixtures/corpus, through the package in Node
-// (dist/node.js of the run's snapshot): each sample as a `format: 'text'` stream in 37-byte chunks,
+// (dist/index.js of the run's snapshot): each sample as a `format: 'text'` stream in 37-byte chunks,
 // as tests/js/token-estimate.test.mjs does.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ const GROUPS = ['en', 'zh', 'code', 'mixed'];
 const CHUNK = 37;
 
 export async function run(ctx) {
-  const { createMeter } = await import(pathToFileURL(join(ctx.dist.dir, 'node.js')).href);
+  const { createMeter } = await import(pathToFileURL(join(ctx.dist.dir, 'index.js')).href);
   const meter = await createMeter();
   if (!meter.enabled) throw new Error('the meter is disabled in Node');
   const encoding = getEncoding('o200k_base');
@@ -45,7 +45,7 @@ export async function run(ctx) {
   }
   const body = [
     `Each sample of \`tests/fixtures/corpus/<group>.json\` streamed through the package in Node (\`createMeter()\` from ` +
-    `\`dist/node.js\`, \`track({ format: 'text' })\`, ${CHUNK}-byte chunks that split words and UTF-8 characters); the report's ` +
+    `\`dist/index.js\`, \`track({ format: 'text' })\`, ${CHUNK}-byte chunks that split words and UTF-8 characters); the report's ` +
     `\`outputTokens\` (\`tokenSource: 'estimate'\`) against js-tiktoken ${tiktokenVersion} \`o200k_base\` counted in this run. ` +
     'Error = |estimate − truth| / truth per sample; the estimate is deterministic, so one pass is the figure.',
     '',

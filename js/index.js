@@ -1,5 +1,157 @@
-// Browser entry (bundlers and <script type="module">): the wasm file is fetched next to this module.
-import init from './wasm/llm_ux_meter.js';
-import { makeCreateMeter } from './meter.js';
+// The package's one entry (browsers, bundled or not, and Node) and its public API, createMeter. Importing it
+// has no side effects. Streams are metered by hooks (fetch, EventSource) or by hand (`track`);
+// everything the meter does runs under its health guard, so nothing it does ever throws into the app.
 
-export const createMeter = makeCreateMeter(() => init({ module_or_path: new URL('./wasm/llm_ux_meter_bg.wasm', import.meta.url) }));
+import { createHealth } from './lib/health.js';
+import { openStream } from './lib/track.js';
+import { createFetchHook } from './lib/fetch.js';
+import { createEventSourceHook } from './lib/event-source.js';
+import { createDomRender } from './lib/dom-render.js';
+import { onPageState } from './lib/page-state.js';
+import { warmUp } from './lib/warm-up.js';
+import { loadCore } from './lib/load-core.js';
+import { createBeacons } from './lib/beacons/beacons.js';
+
+let loaded;
+
+/** The meter's API (README). The core loads once, on the first call; if it cannot, the meter is disabled. */
+export async function createMeter(options = {}) {
+  loaded ??= loadCore().then((exports) => {
+    warmUp();
+    return exports;
+  }, (error) => {
+    console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
+    return null;
+  });
+  return createMeterApi(options, await loaded);
+}
+
+function createMeterApi(options, wasmExports) {
+  const { onReport, dimensionsFor, container } = options;
+  const health = createHealth(wasmExports != null);
+  // Beacons use the page's fetch from before any hook, so they are never metered themselves.
+  const pageFetch = globalThis.fetch?.bind(globalThis);
+  const beacons = options.endpoint && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
+  const active = new Set();
+  let dimensions = { ...options.dimensions };
+  const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
+
+  const meter = {
+    health,
+    active,
+    evicted: 0,
+    dimensions: () => dimensions,
+    dimensionsOf(request) {
+      if (!dimensionsFor) return undefined;
+      try {
+        return dimensionsFor({ url: request.url, method: request.method, body: request.body });
+      } catch (error) {
+        health.fail(error);
+        return undefined;
+      }
+    },
+    /** Opens a hooked stream: paints come from the DOM when there is a container, else from frames. */
+    open(trackOptions) {
+      return openStream(meter, trackOptions, domRender ? 'dom' : 'frame');
+    },
+    changed() {
+      domRender?.update();
+    },
+    report(report) {
+      health.guard(() => beacons?.add(report));
+      if (!onReport) return;
+      try {
+        onReport(report);
+      } catch (error) {
+        health.errors++;
+        console.error('llm-ux-meter: onReport threw', error);
+      }
+    },
+  };
+
+  // Streams first: a stream cut off by leaving the page is reported before the queue goes out.
+  const sendNow = () => health.guard(() => beacons?.exit());
+  const unsubscribe = onPageState({
+    hidden: () => {
+      active.forEach((control) => control.hidden());
+      sendNow();
+    },
+    left: () => {
+      active.forEach((control) => control.finish('left'));
+      sendNow();
+    },
+    frozen: sendNow,
+    restored: () => beacons?.newPage(),
+    online: () => beacons?.wake(),
+  });
+  const fetchHook = createFetchHook(meter, options);
+  const eventSourceHook = createEventSourceHook(meter);
+  const noop = () => {};
+  const restorers = [];
+
+  return {
+    /** False when WebAssembly could not load (CSP) or after a trap inside the meter. */
+    get enabled() {
+      return health.enabled;
+    },
+    /** Errors caught inside the meter since it was created. */
+    get errors() {
+      return health.errors;
+    },
+    /** Bytes of WebAssembly memory the meter holds (it grows with concurrent streams, not their length). */
+    get wasmMemoryBytes() {
+      return wasmExports?.memory?.buffer.byteLength ?? 0;
+    },
+    /** Streams ended early because 64 were open (bodies never read to the end), the idlest first. */
+    get evicted() {
+      return meter.evicted;
+    },
+    /** Meters a stream by hand (custom transports, replays). */
+    track(trackOptions = {}) {
+      return openStream(meter, trackOptions, 'explicit')?.stream ?? disabledStream();
+    },
+    /** A metered version of `fetchImpl`, for SDKs that take a fetch when their client is built. */
+    wrapFetch(fetchImpl) {
+      return health.enabled ? fetchHook.wrapFetch(fetchImpl) : fetchImpl;
+    },
+    /** Meters every later `fetch` of the page; returns the function that restores the original. */
+    installFetch() {
+      const restore = health.enabled ? fetchHook.installFetch() : noop;
+      restorers.push(restore);
+      return restore;
+    },
+    /** Meters every later `EventSource`; returns the function that restores the original. */
+    installEventSource() {
+      const restore = health.enabled ? eventSourceHook.installEventSource() : noop;
+      restorers.push(restore);
+      return restore;
+    },
+    /** Sends every queued record now; resolves when none is left to send. */
+    flush() {
+      return beacons ? beacons.flush() : Promise.resolve();
+    },
+    /** Delivery counters: records sent, dropped by reason, queued; the session and its sampling. */
+    get delivery() {
+      return beacons?.stats() ?? null;
+    },
+    /** Flushes, removes the hooks and stops listening to the page. */
+    async destroy() {
+      restorers.splice(0).forEach((restore) => restore());
+      unsubscribe();
+      await this.flush();
+    },
+    /** Merges `more` into the dimensions of streams started from now on. */
+    setDimensions(more) {
+      dimensions = { ...dimensions, ...more };
+    },
+    /** The metered stream behind a response the hook returned (for `rendered()` signals), or null. */
+    streamOf(response) {
+      return fetchHook.streamOf(response);
+    },
+  };
+}
+
+function disabledStream() {
+  const nothing = () => null;
+  return { response: nothing, chunk: nothing, rendered: nothing, end: nothing, abort: nothing };
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the npm package into dist/: the wasm core (cargo, wasm-bindgen, wasm-opt) and the JS API,
-# bundled and minified into one module per entry (browser: index.js, Node: node.js).
+# Builds the npm package into dist/: the wasm core (cargo, wasm-bindgen, wasm-opt), embedded in the JS API
+# (scripts/embed-wasm.mjs), bundled and minified into one module, dist/index.js, for browsers and Node.
+# The embedded module is kept as target/npm-stage/<out>/llm_ux_meter.wasm for the size test and the bench.
 # With --fault-injection, builds a test-only package into dist-fault/ whose core traps on a marker.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,15 +17,17 @@ fi
 cargo build --profile wasm --lib --target wasm32-unknown-unknown --features "$features"
 stage="target/npm-stage/$out"
 rm -rf "$stage" "$out"
-mkdir -p "$stage" "$out/wasm"
+mkdir -p "$stage" "$out"
 cp -r js/. "$stage/"
-wasm-bindgen --target web --no-typescript --out-dir "$stage/wasm" --out-name llm_ux_meter \
+# No default module path: the glue would otherwise name the .wasm file, which bundlers try to resolve.
+wasm-bindgen --target web --no-typescript --omit-default-module-path --out-dir "$stage/wasm" --out-name llm_ux_meter \
   target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm
 node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers \
-  "$stage/wasm/llm_ux_meter_bg.wasm" -o "$out/wasm/llm_ux_meter_bg.wasm"
+  "$stage/wasm/llm_ux_meter_bg.wasm" -o "$stage/llm_ux_meter.wasm"
+node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/llm_ux_meter_bg.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify.
-node_modules/.bin/esbuild "$stage/index.js" "$stage/node.js" --bundle --minify --format=esm --target=es2020 \
-  --platform=neutral --external:'node:*' --outdir="$out" --log-level=warning
+node_modules/.bin/esbuild "$stage/index.js" --bundle --minify --format=esm --target=es2020 \
+  --platform=neutral --charset=ascii --outdir="$out" --log-level=warning
 cp js/index.d.ts "$out/"
 install -D -m 644 -t www/dashboard/vendor node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css # the dashboard's charts, served as they are
-echo "build: $out/ ready ($(wc -c < "$out/wasm/llm_ux_meter_bg.wasm") bytes of wasm, $(wc -c < "$out/index.js") bytes of JS)"
+echo "build: $out/ ready ($(wc -c < "$out/index.js") bytes of JS, with $(wc -c < "$stage/llm_ux_meter.wasm") bytes of wasm in it)"

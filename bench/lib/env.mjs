@@ -8,13 +8,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const STAGED_WASM = 'target/npm-stage/dist/llm_ux_meter.wasm'; // scripts/build.sh: the module dist/index.js embeds
 
 /**
  * Builds dist/ with `npm run build` when it is missing. A build already running (it empties dist/ first)
  * gets up to a minute to finish before this one starts.
  */
 export async function ensureBuilt(log) {
-  const needed = ['dist/index.js', 'dist/node.js', 'dist/wasm/llm_ux_meter_bg.wasm'];
+  const needed = ['dist/index.js', STAGED_WASM];
   const ready = () => needed.every((f) => existsSync(join(ROOT, f)));
   if (ready()) return false;
   log('dist/ is incomplete: waiting up to 60 s in case a build is running');
@@ -26,7 +27,10 @@ export async function ensureBuilt(log) {
   return true;
 }
 
-/** Copies dist/ into a temporary directory; returns { dir, files: [{ path, bytes, sha256 }], cleanup() }. */
+/**
+ * Copies dist/ into a temporary directory, with the wasm module embedded in dist/index.js as the build left
+ * it in target/npm-stage; returns { dir, wasm, files: [{ path, bytes, sha256 }], cleanup() }.
+ */
 export function snapshotDist() {
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-meter-bench-'));
   cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
@@ -42,7 +46,9 @@ export function snapshotDist() {
     }
   };
   walk('dist');
-  return { dir: join(dir, 'dist'), files, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const wasm = join(dir, 'llm_ux_meter.wasm');
+  cpSync(join(ROOT, STAGED_WASM), wasm);
+  return { dir: join(dir, 'dist'), wasm, files, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function git(args) {
