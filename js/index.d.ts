@@ -54,7 +54,7 @@ export interface MeterOptions {
   beforeSend?: (record: BeaconRecord) => BeaconRecord | null;
   /** 'json' (default): the envelope of schema/beacon.v1.json as text/plain. 'otlp': OTLP/HTTP JSON metrics. */
   format?: 'json' | 'otlp';
-  /** Strip the query string and fragment from request URLs in records (default true). */
+  /** Strip the query string and fragment from request URLs in records (default true; the llm-ux collector refuses records with them). */
   stripUrlQuery?: boolean;
   /** The fetch beacons use; default the page's fetch as it was when the meter was created. */
   fetch?: typeof fetch;

@@ -9,6 +9,7 @@ import { sessionIdFor } from './session.js';
 import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
 import { toOtlp } from './otlp.js';
+import { recordUrl } from './record-url.js';
 
 export const ENVELOPE_VERSION = 1;
 const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
@@ -66,7 +67,7 @@ export function createBeacons(options, health) {
   function add(report) {
     if (!sampled) return;
     let record = { ...report, ...context };
-    if (report.url && options.stripUrlQuery !== false) record.url = report.url.replace(/[?#].*$/, '');
+    if (report.url) record.url = recordUrl(report.url, options.stripUrlQuery === false);
     if (beforeSend) {
       try {
         record = beforeSend(record);
