@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the stream pipeline (framing, detection, decoders, metrics) for a bounded time.
-# Not part of CI. Usage: scripts/fuzz.sh [seconds, default 300]
+# Fuzzes, each for a bounded time: the stream pipeline (framing, detection, decoders, metrics) and the
+# collector's analytics query parameters. Not part of CI. Usage: scripts/fuzz.sh [seconds per target, default 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -10,3 +10,8 @@ mkdir -p fuzz/corpus/stream
 cp tests/fixtures/streams/*.sse tests/fixtures/streams/*.ndjson tests/fixtures/streams/*.txt fuzz/corpus/stream/ 2>/dev/null || true
 # cargo-fuzz passes nightly-only flags; RUSTC_BOOTSTRAP lets the stable toolchain on this machine accept them.
 RUSTC_BOOTSTRAP=1 cargo fuzz run stream --fuzz-dir fuzz -- -max_total_time="$seconds" -max_len=4096
+mkdir -p fuzz/corpus/query_params
+printf 'groupBy=model&from=0&to=253402300800000' > fuzz/corpus/query_params/window
+printf 'metric=ttftMs&q=0.9&bucket=1m&groupBy=variant' > fuzz/corpus/query_params/timeseries
+printf 'a=A&b=B&metric=tpotMs&slo.ttftMs=500' > fuzz/corpus/query_params/compare
+RUSTC_BOOTSTRAP=1 cargo fuzz run query_params --fuzz-dir fuzz -- -max_total_time="$seconds" -max_len=512

@@ -1,9 +1,19 @@
 //! Serves the dashboard: the files of one directory (`--dashboard DIR`) at `/`, `index.html` for `/`.
 //! Only plain relative paths inside the directory are served (no `..`, no hidden files).
+//!
+//! The files are served without the read key: the page and its scripts are no secret, the data is,
+//! and the data comes from the API, which needs the key; the page asks for it (`js/read-key.js`).
+//! Every answer carries [`CONTENT_SECURITY_POLICY`]: the page runs only its own scripts and styles,
+//! talks only to its own origin and cannot be framed.
 
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use std::path::{Component, Path, PathBuf};
+
+/// The dashboard's policy. uPlot sets styles through the CSSOM (`element.style`), which `style-src`
+/// does not govern, and the page has no inline script or style; `data:` images are the empty favicon.
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()) {
@@ -27,14 +37,23 @@ fn resolve(root: &Path, uri: &Uri) -> Option<PathBuf> {
     safe.then(|| root.join(path))
 }
 
-/// Answers a GET for a dashboard file; 404 when there is none.
+/// Answers a GET for a dashboard file, 404 when there is none, with the page's security headers.
 pub async fn serve(root: &Path, uri: &Uri) -> Response {
+    let mut response = file(root, uri).await;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    // The page's address never leaves in a Referer.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+async fn file(root: &Path, uri: &Uri) -> Response {
     let Some(path) = resolve(root, uri) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
     match tokio::fs::read(&path).await {
         Ok(bytes) => (
-            [(header::CONTENT_TYPE, content_type(&path)), (header::CACHE_CONTROL, "no-cache"), (header::X_CONTENT_TYPE_OPTIONS, "nosniff")],
+            [(header::CONTENT_TYPE, content_type(&path)), (header::CACHE_CONTROL, "no-cache")],
             bytes,
         )
             .into_response(),

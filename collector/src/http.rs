@@ -1,23 +1,35 @@
-//! The HTTP layer: routes, ingest checks, CORS and error answers.
+//! The HTTP layer: routes, ingest checks, access to the analytics, and error answers.
 //!
 //! `POST /v1/beacons` answers, in the order the checks run:
-//! - 403 when `--allow-origin` is given and the request's Origin header is not allowed;
+//! - 403 when `--allow-origin` is given and the request's Origin header is not allowed ([`crate::cors`]);
+//! - 429 with `Retry-After` (seconds) when the client (by address) is over `--rate-limit`;
 //! - 401 when `--ingest-key` is set and `?key=` is missing or wrong;
 //! - 415 for a content type other than `application/json` or `text/plain` (a `charset` parameter
 //!   must say UTF-8), or a content coding other than `gzip` or `identity`;
 //! - 413 when the body, or the body after gzip decompression, is over [`MAX_BODY_BYTES`] (the
 //!   decompression stops there: a gzip bomb costs at most that much);
+//! - 408 when the body has not arrived within `--body-timeout` of the request's header;
 //! - 400 when the body is not JSON, not gzip although declared so, or not a valid envelope;
-//! - 429 with `Retry-After` (seconds) when the client (by address) is over `--rate-limit`;
 //! - 200 `{ "accepted": N, "duplicates": M }` once the batch is stored whole.
 //!
-//! `GET /api/summary`, `/api/timeseries` and `/api/compare` answer 400 for a bad parameter (see
-//! [`crate::summary`], [`crate::timeseries`], [`crate::compare`]); other GETs serve the dashboard.
+//! `GET /api/summary`, `/api/timeseries` and `/api/compare` answer, in order: 429 with `Retry-After`
+//! over `--api-rate-limit` (per client, a bucket apart from ingest's); 401 with `WWW-Authenticate`
+//! when `--read-key` is set and the request does not carry it ([`crate::auth`]); 400 for a bad
+//! parameter (see [`crate::summary`], [`crate::timeseries`], [`crate::compare`]); 503 with
+//! `Retry-After` when the queue of queries is full ([`crate::query_limit`]). Other GETs serve the
+//! dashboard ([`crate::dashboard`]); `GET /health` never waits for queries.
 //!
-//! Every error body is `{ "error", "field", "problem" }`: `field` names the offending field
-//! (`records[3].status`, or a query parameter) or is null. Nothing is stored unless the answer is 200.
+//! A handler that panics answers 500 ([`crate::catch_panic`]). Every answer carries
+//! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }`: `field`
+//! names the offending field (`records[3].status`, or a query parameter) or is null. Nothing is stored
+//! unless the answer is 200.
 
-use crate::rate_limit::RateLimit;
+use crate::auth::{constant_time_eq, has_key, without_key};
+use crate::catch_panic::catch_panic;
+use crate::client::client_of;
+use crate::cors::cors;
+use crate::query_limit::QueryLimit;
+use crate::rate_limit::{retry_after_seconds, RateLimit};
 use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
 use crate::{compare, dashboard, summary, timeseries};
@@ -35,44 +47,76 @@ use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Semaphore;
 
 /// The largest body accepted, before and after decompression: 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// Batches stored at once: each holds a blocking thread while it waits for the store, so ingest never
+/// takes the threads queries and `/health` need. Concurrent batches past one are batched together by
+/// ClickHouse and serialized by SQLite anyway.
+pub const STORE_WRITES_AT_ONCE: usize = 16;
+
 /// The HTTP layer's settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
-    /// Origins allowed by CORS (lowercase, no trailing slash); `*` allows any.
+    /// Origins allowed to send beacons (CORS; lowercase, no trailing slash); `*` allows any.
     pub allow_origins: Vec<String>,
+    /// Origins allowed to read the analytics API (CORS); never `*`.
+    pub api_origins: Vec<String>,
     /// When set, `POST /v1/beacons` needs `?key=` equal to it.
     pub ingest_key: Option<String>,
-    /// Ingest requests per second per client address, and the burst allowed; `None`: no limit.
+    /// When set, `/api/*` needs it ([`crate::auth`]).
+    pub read_key: Option<String>,
+    /// Ingest requests per second per client, and the burst allowed; `None`: no limit.
     pub rate_limit: Option<(f64, f64)>,
+    /// Analytics requests per second per client, and the burst allowed; `None`: no limit.
+    pub api_rate_limit: Option<(f64, f64)>,
+    /// Analytics queries run at once (at least 1).
+    pub max_queries: usize,
+    /// The longest an ingest body may take to arrive after the request's header.
+    pub body_timeout: Duration,
     /// The dashboard's directory, served at `/`.
     pub dashboard: PathBuf,
 }
 
 #[derive(Clone)]
-struct AppState {
+pub(crate) struct AppState {
     store: Arc<dyn Store>,
-    config: Arc<Config>,
-    rate_limit: Option<Arc<RateLimit>>,
+    pub(crate) config: Arc<Config>,
+    ingest_rate: Option<Arc<RateLimit>>,
+    api_rate: Option<Arc<RateLimit>>,
+    queries: Arc<QueryLimit>,
+    store_writes: Arc<Semaphore>,
 }
 
-/// The collector's routes over a store. Serve it with `into_make_service_with_connect_info::<SocketAddr>()`
-/// so the rate limit sees client addresses (without, all clients share one bucket).
+/// The collector's routes over a store. Requests should carry `ConnectInfo<SocketAddr>` (as
+/// [`crate::serve::serve`] gives them) so the rate limits see client addresses; without, all clients
+/// share one bucket.
 pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
-    let rate_limit = config.rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst)));
-    let state = AppState { store, config: Arc::new(config), rate_limit };
-    Router::new()
-        .route("/v1/beacons", post(ingest))
+    let state = AppState {
+        store,
+        ingest_rate: config.rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst))),
+        api_rate: config.api_rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst))),
+        queries: Arc::new(QueryLimit::new(config.max_queries)),
+        store_writes: Arc::new(Semaphore::new(STORE_WRITES_AT_ONCE)),
+        config: Arc::new(config),
+    };
+    let api = Router::new()
         .route("/api/summary", get(|s: State<AppState>, q: RawQuery| analytics(s, q, summary::parse, |store, w| Ok(summary::summary(store, w)?.to_json()))))
         .route("/api/timeseries", get(|s: State<AppState>, q: RawQuery| analytics(s, q, timeseries::parse, timeseries::timeseries)))
         .route("/api/compare", get(|s: State<AppState>, q: RawQuery| analytics(s, q, compare::parse, compare::compare)))
+        .route_layer(middleware::from_fn_with_state(state.clone(), api_access));
+    Router::new()
+        .route("/v1/beacons", post(ingest))
+        .merge(api)
         .route("/health", get(health))
         .fallback(fallback)
+        // Inside CORS, so a page can read the 500 of a handler that panicked.
+        .layer(middleware::from_fn(catch_panic))
         .layer(middleware::from_fn_with_state(state.clone(), cors))
+        .layer(middleware::map_response(nosniff))
         .with_state(state)
 }
 
@@ -80,26 +124,45 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body.to_string()).into_response()
 }
 
-fn error(status: StatusCode, error: &str, field: Option<String>, problem: String) -> Response {
+/// The error answer: `{ "error", "field", "problem" }` as JSON.
+pub(crate) fn error(status: StatusCode, error: &str, field: Option<String>, problem: String) -> Response {
     json_response(status, &json!({ "error": error, "field": field, "problem": problem }))
+}
+
+/// An error answer with `Retry-After`.
+fn retry_later(status: StatusCode, error_name: &str, seconds: u64, problem: String) -> Response {
+    let mut response = error(status, error_name, None, problem);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
+}
+
+async fn nosniff(mut response: Response) -> Response {
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// The client a request comes from ([`client_of`] its peer address).
+fn client(request: &Request) -> IpAddr {
+    client_of(request.extensions().get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip()))
+}
+
+/// 429 when `limit` refuses `client` now.
+fn over_rate(limit: Option<&RateLimit>, client: IpAddr, what: &str) -> Option<Response> {
+    let wait = limit?.check(client, Instant::now()).err()?;
+    let seconds = retry_after_seconds(wait);
+    Some(retry_later(StatusCode::TOO_MANY_REQUESTS, "rate limited", seconds, format!("over this client's {what} rate; retry in {seconds} s")))
+}
+
 async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, request: Request) -> Response {
+    if let Some(refused) = over_rate(state.ingest_rate.as_deref(), client(&request), "ingest") {
+        return refused;
+    }
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
-    if let Some(limit) = &state.rate_limit {
-        let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
-        if let Err(wait) = limit.check(client, Instant::now()) {
-            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
-            let mut response = error(StatusCode::TOO_MANY_REQUESTS, "rate limited", None, format!("over this client's ingest rate; retry in {seconds} s"));
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-            return response;
-        }
-    }
     if let Some(expected) = &state.config.ingest_key {
         let given = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).find(|(k, _)| k == "key").map(|(_, v)| v.into_owned());
         if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
@@ -118,39 +181,56 @@ async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, reques
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return too_large("the body");
     }
-    let bytes: Bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large("the body"),
-        Err(e) => return error(StatusCode::BAD_REQUEST, "unreadable body", None, format!("could not read the body: {e}")),
-    };
-    let body: Vec<u8> = if gzip {
-        let mut out = Vec::new();
-        let mut decoder = flate2::read::MultiGzDecoder::new(&bytes[..]).take(MAX_BODY_BYTES as u64 + 1);
-        if let Err(e) = decoder.read_to_end(&mut out) {
-            return error(StatusCode::BAD_REQUEST, "invalid gzip", None, format!("Content-Encoding is gzip but the body is not valid gzip: {e}"));
+    let timeout = state.config.body_timeout;
+    let bytes: Bytes = match tokio::time::timeout(timeout, Limited::new(body, MAX_BODY_BYTES).collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large("the body"),
+        Ok(Err(e)) => return error(StatusCode::BAD_REQUEST, "unreadable body", None, format!("could not read the body: {e}")),
+        Err(_) => {
+            let mut response = error(StatusCode::REQUEST_TIMEOUT, "request timeout", None, format!("the body did not arrive within {} s (--body-timeout)", timeout.as_secs_f64()));
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
         }
-        if out.len() > MAX_BODY_BYTES {
-            return too_large("the decompressed body");
+    };
+    // The body and its parsed JSON (many times the body's size) are dropped at the end of this block,
+    // before the wait for the store: only the validated batch waits.
+    let batch = {
+        let inflated;
+        let body: &[u8] = if gzip {
+            let mut out = Vec::new();
+            let mut decoder = flate2::read::MultiGzDecoder::new(&bytes[..]).take(MAX_BODY_BYTES as u64 + 1);
+            if let Err(e) = decoder.read_to_end(&mut out) {
+                return error(StatusCode::BAD_REQUEST, "invalid gzip", None, format!("Content-Encoding is gzip but the body is not valid gzip: {e}"));
+            }
+            if out.len() > MAX_BODY_BYTES {
+                return too_large("the decompressed body");
+            }
+            inflated = out;
+            &inflated
+        } else {
+            &bytes
+        };
+        let value: Value = match serde_json::from_slice(body) {
+            Ok(value) => value,
+            Err(e) => return error(StatusCode::BAD_REQUEST, "invalid JSON", None, format!("the body is not valid UTF-8 JSON: {e}")),
+        };
+        match envelope(&value) {
+            Ok(batch) => batch,
+            Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid envelope", field, problem),
         }
-        out
-    } else {
-        bytes.to_vec()
     };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid JSON", None, format!("the body is not valid UTF-8 JSON: {e}")),
-    };
-    let batch = match envelope(&value) {
-        Ok(batch) => batch,
-        Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid envelope", field, problem),
-    };
+    drop(bytes);
     let store = state.store.clone();
-    match tokio::task::spawn_blocking(move || store.insert_batch(&batch, now_ms())).await {
-        Ok(Ok(inserted)) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted, "duplicates": inserted.duplicates })),
-        Ok(Err(e)) => {
-            eprintln!("llm-ux-collector: storing a batch failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch was not stored; retry later".into())
-        }
+    let stored = async {
+        let permit = state.store_writes.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        let insert = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            store.insert_batch(&batch, now_ms())
+        });
+        insert.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
+    };
+    match stored.await {
+        Ok(inserted) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted, "duplicates": inserted.duplicates })),
         Err(e) => {
             eprintln!("llm-ux-collector: storing a batch failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch was not stored; retry later".into())
@@ -198,11 +278,33 @@ fn content_encoding(headers: &HeaderMap) -> Result<bool, String> {
     Ok(gzip)
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The analytics' gate, before any query work: the per-client rate (429), then the read key (401).
+/// A key given as `?key=` is taken out of the query the API then parses.
+async fn api_access(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if let Some(refused) = over_rate(state.api_rate.as_deref(), client(&request), "analytics") {
+        return refused;
+    }
+    let Some(key) = &state.config.read_key else {
+        return next.run(request).await;
+    };
+    if !has_key(request.headers(), request.uri().query(), key) {
+        let mut response = error(StatusCode::UNAUTHORIZED, "unauthorized", Some("key".into()), "the analytics need the collector's read key: Authorization: Bearer KEY, or ?key=KEY".into());
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"llm-ux-collector analytics\""));
+        return response;
+    }
+    if let Some(query) = request.uri().query() {
+        let path = request.uri().path();
+        let rest = without_key(query).map_or_else(|| path.to_owned(), |rest| format!("{path}?{rest}"));
+        // Parts of a valid query make a valid query; were it not so, the API would refuse `key` (400).
+        if let Ok(uri) = rest.parse() {
+            *request.uri_mut() = uri;
+        }
+    }
+    next.run(request).await
 }
 
-/// Parses the query, runs it on a blocking thread, and answers JSON (400 for a bad parameter).
+/// Parses the query, waits for its turn ([`QueryLimit`]), runs it on a blocking thread, and answers
+/// JSON (400 for a bad parameter, 503 when too many queries wait).
 async fn analytics<Q: Send + 'static>(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
@@ -213,13 +315,16 @@ async fn analytics<Q: Send + 'static>(
         Ok(q) => q,
         Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid query", field, problem),
     };
+    let Some(permit) = state.queries.enter().await else {
+        return retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy", 1, "too many analytics queries are waiting; retry in 1 s".into());
+    };
     let store = state.store.clone();
-    match tokio::task::spawn_blocking(move || run(store.as_ref(), &query)).await {
-        Ok(Ok(answer)) => json_response(StatusCode::OK, &answer),
-        Ok(Err(e)) => {
-            eprintln!("llm-ux-collector: a query failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
-        }
+    let answer = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        run(store.as_ref(), &query)
+    });
+    match answer.await.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+        Ok(answer) => json_response(StatusCode::OK, &answer),
         Err(e) => {
             eprintln!("llm-ux-collector: a query failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
@@ -242,48 +347,4 @@ async fn health(State(state): State<AppState>) -> Response {
         Ok(Ok(())) => json_response(StatusCode::OK, &json!({ "status": "ok" })),
         _ => json_response(StatusCode::SERVICE_UNAVAILABLE, &json!({ "status": "store unavailable" })),
     }
-}
-
-/// CORS: preflights answered here (204 for an allowed origin, 403 otherwise); other responses to an
-/// allowed origin get `access-control-allow-origin` and `access-control-expose-headers: retry-after`;
-/// a POST from an origin not on a non-empty allow-list is refused (403).
-async fn cors(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let origins = &state.config.allow_origins;
-    if origins.is_empty() {
-        return next.run(request).await;
-    }
-    let any = origins.iter().any(|o| o == "*");
-    let origin = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
-    let allowed = origin.as_ref().is_some_and(|o| any || origins.contains(o));
-    let allow_value = if any { Some(HeaderValue::from_static("*")) } else { origin.as_deref().and_then(|o| HeaderValue::from_str(o).ok()) };
-    let preflight = request.method() == Method::OPTIONS && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
-
-    let mut response = if preflight {
-        if !allowed {
-            return error(StatusCode::FORBIDDEN, "origin not allowed", Some("origin".into()), "this origin is not on the collector's --allow-origin list".into());
-        }
-        let mut response = StatusCode::NO_CONTENT.into_response();
-        let h = response.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
-        let requested = request.headers().get(header::ACCESS_CONTROL_REQUEST_HEADERS).cloned();
-        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, requested.unwrap_or(HeaderValue::from_static("content-type, content-encoding")));
-        h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
-        response
-    } else {
-        if origin.is_some() && !allowed && request.method() == Method::POST {
-            return error(StatusCode::FORBIDDEN, "origin not allowed", Some("origin".into()), "this origin is not on the collector's --allow-origin list".into());
-        }
-        next.run(request).await
-    };
-    let h = response.headers_mut();
-    if !any {
-        h.append(header::VARY, HeaderValue::from_static("origin"));
-    }
-    if allowed {
-        if let Some(value) = allow_value {
-            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
-        }
-        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("retry-after"));
-    }
-    response
 }

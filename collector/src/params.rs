@@ -2,11 +2,16 @@
 //! `groupBy` and the goodput SLOs. Unknown parameters are refused, so a typo in a filter does not
 //! silently widen the answer.
 //!
-//! - `from`, `to`: epoch ms; records with `from <= startedAt < to` count. Defaults: `to` = now,
-//!   `from` = `to` − 24 h.
+//! - `from`, `to`: epoch ms, integers from [`EARLIEST_MS`] (1970) to [`LATEST_MS`] (year 10000),
+//!   `from < to`; records with `from <= startedAt < to` count. Defaults: `to` = now, `from` = `to` −
+//!   24 h (not before 1970). The bounds keep every window and bucket computation far from `i64`
+//!   overflow, and exact in `f64`.
 //! - `groupBy`: comma-separated dimensions (see [`Dim`]); without it there is one group.
-//! - a filter per dimension, by its name (`model=gpt-4o`); repeated, it matches any of its values.
+//! - a filter per dimension, by its name (`model=gpt-4o`); repeated, it matches any of its values
+//!   (at most [`MAX_FILTER_VALUES`]).
 //! - `slo.ttftMs`, `slo.tpotMs`: goodput thresholds (ms).
+//!
+//! Every refusal is an [`Invalid`] naming the parameter. Parsing is O(query length) and cannot panic.
 
 use crate::dims::Dim;
 use crate::rollup::Slo;
@@ -14,6 +19,12 @@ use crate::validate::Invalid;
 use std::collections::BTreeMap;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// The earliest `from` or `to`: 1970-01-01, as for `startedAt`.
+pub const EARLIEST_MS: i64 = 0;
+/// The latest `from` or `to`: 10000-01-01 UTC, so `to=9999999999999` still means "until the end".
+pub const LATEST_MS: i64 = 253_402_300_800_000;
+/// The most values one dimension filter may list.
+pub const MAX_FILTER_VALUES: usize = 100;
 
 /// The shared parameters, parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,12 +37,14 @@ pub struct Window {
     pub slo: Slo,
 }
 
+/// An [`Invalid`] naming the query parameter `field`.
 pub fn bad(field: &str, problem: String) -> Invalid {
     Invalid { field: Some(field.to_owned()), problem }
 }
 
 /// Parses the query string (`None`: no parameters). `own` are the endpoint's other parameter names,
-/// returned by name (each at most once); `group_by` says whether `groupBy` is accepted.
+/// returned by name (each at most once); `group_by` says whether `groupBy` is accepted. `now_ms` is
+/// clamped to the range of `to`. O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64, own: &[&str], group_by: bool) -> Result<(Window, BTreeMap<String, String>), Invalid> {
     let (mut from, mut to) = (None, None);
     let mut groups = Vec::new();
@@ -43,7 +56,12 @@ pub fn parse(raw: Option<&str>, now_ms: i64, own: &[&str], group_by: bool) -> Re
         let (key, value) = (key.as_ref(), value.into_owned());
         match key {
             "from" | "to" => {
-                let ms: i64 = value.trim().parse().map_err(|_| bad(key, format!("expected epoch milliseconds (an integer), got {value:?}")))?;
+                let ms: i64 = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|ms| (EARLIEST_MS..=LATEST_MS).contains(ms))
+                    .ok_or_else(|| bad(key, format!("expected epoch milliseconds, an integer from {EARLIEST_MS} (1970) to {LATEST_MS} (year 10000), got {value:?}")))?;
                 let slot = if key == "from" { &mut from } else { &mut to };
                 if slot.replace(ms).is_some() {
                     return Err(bad(key, "given more than once".into()));
@@ -78,14 +96,15 @@ pub fn parse(raw: Option<&str>, now_ms: i64, own: &[&str], group_by: bool) -> Re
                     return Err(bad(key, format!("unknown parameter; known: {} and the filters {}", known.join(", "), Dim::names())));
                 };
                 match filters.iter_mut().find(|(d, _)| *d == dim) {
+                    Some((_, values)) if values.len() >= MAX_FILTER_VALUES => return Err(bad(key, format!("more than {MAX_FILTER_VALUES} values"))),
                     Some((_, values)) => values.push(value),
                     None => filters.push((dim, vec![value])),
                 }
             }
         }
     }
-    let to = to.unwrap_or(now_ms);
-    let from = from.unwrap_or(to.saturating_sub(DAY_MS));
+    let to = to.unwrap_or(now_ms.clamp(EARLIEST_MS, LATEST_MS));
+    let from = from.unwrap_or((to - DAY_MS).max(EARLIEST_MS));
     if from >= to {
         return Err(bad("from", format!("must be before to ({from} >= {to})")));
     }
@@ -93,7 +112,7 @@ pub fn parse(raw: Option<&str>, now_ms: i64, own: &[&str], group_by: bool) -> Re
 }
 
 /// The group key of `dims` for `group_by`.
-pub fn project(dims: &crate::dims::Dims, group_by: &[Dim]) -> Vec<Option<String>> {
+pub fn project(dims: &crate::dims::Dims, group_by: &[Dim]) -> crate::store::GroupKey {
     group_by.iter().map(|d| dims[d.index()].clone()).collect()
 }
 
@@ -105,7 +124,7 @@ mod tests {
     fn defaults_and_errors() {
         let (w, _) = parse(None, 100 * DAY_MS, &[], true).unwrap();
         assert_eq!((w.from, w.to), (99 * DAY_MS, 100 * DAY_MS));
-        let (w, own) = parse(Some("groupBy=variant,model&model=a&model=b%2Cc&slo.ttftMs=1000&metric=x"), 0, &["metric"], true).unwrap();
+        let (w, own) = parse(Some("groupBy=variant,model&model=a&model=b%2Cc&slo.ttftMs=1000&metric=x"), DAY_MS, &["metric"], true).unwrap();
         assert_eq!(w.group_by, vec![Dim::Variant, Dim::Model]);
         assert_eq!(w.filters, vec![(Dim::Model, vec!["a".to_owned(), "b,c".to_owned()])]);
         assert_eq!(w.slo.ttft_ms, Some(1000.0));
@@ -113,6 +132,29 @@ mod tests {
         for (raw, field) in [("groupBy=region", "groupBy"), ("modle=x", "modle"), ("from=5&to=5", "from"), ("from=abc", "from"), ("slo.tpotMs=-1", "slo.tpotMs"), ("metric=a&metric=b", "metric")] {
             assert_eq!(parse(Some(raw), 0, &["metric"], true).unwrap_err().field.as_deref(), Some(field), "{raw}");
         }
-        assert_eq!(parse(Some("groupBy=model"), 0, &[], false).unwrap_err().field.as_deref(), Some("groupBy"));
+        assert_eq!(parse(Some(&"model=m&".repeat(MAX_FILTER_VALUES + 1)), DAY_MS, &[], true).unwrap_err().field.as_deref(), Some("model"));
+        assert!(parse(Some(&"model=m&".repeat(MAX_FILTER_VALUES)), DAY_MS, &[], true).is_ok());
+        assert_eq!(parse(Some("groupBy=model"), DAY_MS, &[], false).unwrap_err().field.as_deref(), Some("groupBy"));
+    }
+
+    #[test]
+    fn windows_stay_between_1970_and_the_year_10000() {
+        // The window of issue 14: a 1 ms window at i64::MIN once read every record.
+        for (raw, field) in [
+            ("from=-9223372036854775808&to=-9223372036854775807", "from"),
+            ("from=0&to=9223372036854775807", "to"),
+            ("from=-1&to=5", "from"),
+            ("to=253402300800001", "to"),
+            ("from=99999999999999999999", "from"),
+        ] {
+            assert_eq!(parse(Some(raw), 0, &[], true).unwrap_err().field.as_deref(), Some(field), "{raw}");
+        }
+        let (w, _) = parse(Some("from=0&to=253402300800000"), 0, &[], true).unwrap();
+        assert_eq!((w.from, w.to), (EARLIEST_MS, LATEST_MS));
+        let (w, _) = parse(Some("to=1000"), 0, &[], true).unwrap();
+        assert_eq!((w.from, w.to), (0, 1000), "the default from is not before 1970");
+        let (w, _) = parse(None, i64::MAX, &[], true).unwrap();
+        assert_eq!((w.from, w.to), (LATEST_MS - DAY_MS, LATEST_MS), "a clock past the latest time is clamped");
+        assert_eq!(parse(None, i64::MIN, &[], true).unwrap_err().field.as_deref(), Some("from"), "a clock before 1970 leaves no window");
     }
 }

@@ -20,15 +20,21 @@
 //! - `lengthBands`: stream counts by `outputTokens`: `"1-50"`, `"51-500"`, `"over500"` (streams with
 //!   no output token are in no band).
 //!
-//! Cost: O(days + hours + minutes of rollups per group in the window, plus the records of at most
-//! two partial minutes), whatever the number of records.
+//! At most [`MAX_GROUPS`] groups: when the window holds more, the answer keeps the 1,000 with the
+//! most streams (ties by key) and says `"truncated": true`; `"totalGroups"` is always the number of
+//! groups in the window. Groups are listed by key (null first) either way.
+//!
+//! Cost: a first pass in the store counts streams per group (counts only, [`GroupChoice`]); the
+//! second reads O(days + hours + minutes of rollups per chosen group in the window, plus the records
+//! of at most two partial minutes), whatever the number of records, and keeps at most
+//! [`MAX_GROUPS`] groups' figures in memory.
 
 use crate::dims::{Dim, Metric};
 use crate::params::{self, project, Window};
-use crate::query::visit_window;
+use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Distribution, Grain};
+use crate::store::{GroupKey, Store, StoreError};
 use crate::tally::Tally;
-use crate::store::{Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -69,25 +75,33 @@ pub struct Group {
 pub struct Summary {
     pub window: Window,
     pub groups: Vec<Group>,
+    /// Groups in the window, answered or not.
+    pub total_groups: u64,
+    /// Whether groups were left out (more than [`MAX_GROUPS`]).
+    pub truncated: bool,
 }
 
-/// Parses `GET /api/summary`'s query string.
+/// Parses `GET /api/summary`'s query string ([`params::parse`]). O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
     params::parse(raw, now_ms, &[], true).map(|(window, _)| window)
 }
 
-/// The summary of `window`: groups sorted by key (null first).
+/// The summary of `window`: the busiest [`MAX_GROUPS`] groups at most, sorted by key (null first).
+/// Memory O(answered groups × a rollup); time as the module doc says.
 pub fn summary(store: &dyn Store, window: &Window) -> Result<Summary, StoreError> {
-    let mut groups: BTreeMap<Vec<Option<String>>, Tally> = BTreeMap::new();
-    visit_window(store, window.from, window.to, Grain::Day, &window.filters, |_, dims, rollup| {
+    let choice = GroupChoice::choose(store, window, MAX_GROUPS)?;
+    let mut groups: BTreeMap<GroupKey, Tally> = BTreeMap::new();
+    visit_window(store, window.from, window.to, Grain::Day, choice.selection(window), |_, dims, rollup| {
         groups.entry(project(dims, &window.group_by)).or_default().add(rollup, &window.slo);
     })?;
+    let total_groups = choice.total(groups.len());
     let groups = groups.into_iter().map(|(dims, tally)| Group { key: window.group_by.iter().copied().zip(dims).collect(), tally }).collect();
-    Ok(Summary { window: window.clone(), groups })
+    Ok(Summary { window: window.clone(), groups, total_groups, truncated: choice.truncated() })
 }
 
 impl Summary {
-    /// The contract shape: `{ "def": 1, "from", "to", "groups": [ { "key": { ... }, ... } ] }`.
+    /// The contract shape: `{ "def": 1, "from", "to", "truncated", "totalGroups", "groups": [ { "key":
+    /// { ... }, ... } ] }`. O(groups).
     pub fn to_json(&self) -> Value {
         let w = &self.window;
         let window_ms = (w.to - w.from) as f64;
@@ -112,6 +126,6 @@ impl Summary {
                 group
             })
             .collect();
-        json!({ "def": DEF, "from": w.from, "to": w.to, "groups": groups })
+        json!({ "def": DEF, "from": w.from, "to": w.to, "truncated": self.truncated, "totalGroups": self.total_groups, "groups": groups })
     }
 }

@@ -1,8 +1,10 @@
 //! The ClickHouse store through the `Store` trait, on the ClickHouse of `LLM_UX_TEST_CLICKHOUSE`
 //! (scripts/test.sh starts one; without it each test says it is skipped, and passes):
-//! - the same batches give the SQLite store's answers (rows, values, rollups at every grain), with
-//!   hostile dimension values, nulls beside '', duplicates and records of definition 2, and store
-//!   the same value in every column; concurrent senders store each record once;
+//! - the same batches give the SQLite store's answers (rows, values, rollups at every grain, in time
+//!   order, restricted to groups or not, and the busiest groups), with hostile dimension values, nulls
+//!   beside '', duplicates and records of definition 2, and store the same value in every column;
+//!   concurrent senders store each record once;
+//! - a database made before `rollups` had its `streams` column gets it, and its rollups rebuilt;
 //! - a write that fails midway is settled: at once (a failed rollups write is redone), by the next
 //!   write (when settling failed too), or by the next open (when the process died first).
 
@@ -13,7 +15,7 @@ use llm_ux_collector::dims::{Dim, Metric};
 use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
-use llm_ux_collector::store::{Inserted, Store};
+use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, Selection, Store};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,9 +99,21 @@ fn insert_both(ch: &dyn Store, sqlite: &dyn Store, batch: &Batch) {
     assert_eq!(ch.insert_batch(batch, 1_700_000_000_000).unwrap(), expected, "batch {}", batch.batch_id);
 }
 
-fn sorted_rows(mut rows: Vec<Row>) -> Vec<Row> {
+/// The rows `store` reads, checked to come in time order, then sorted by time and dimensions.
+fn sorted_rows(store: &dyn Store, from: i64, to: i64, selection: Selection<'_>) -> Vec<Row> {
+    let mut rows = Vec::new();
+    store.rows(from, to, selection, &mut |r| rows.push(r)).unwrap();
+    assert!(rows.windows(2).all(|w| w[0].started_at <= w[1].started_at), "rows in time order");
     rows.sort_by(|a, b| a.started_at.total_cmp(&b.started_at).then_with(|| a.dims.cmp(&b.dims)));
     rows
+}
+
+/// The rollups `store` reads, checked to come in bucket order.
+fn rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selection<'_>) -> Vec<(RollupKey, Rollup)> {
+    let mut out = Vec::new();
+    store.rollups(grain, from, to, selection, &mut |k, r| out.push((k, r))).unwrap();
+    assert!(out.windows(2).all(|w| w[0].0.bucket <= w[1].0.bucket), "rollups in bucket order");
+    out
 }
 
 /// Equal rollups, the sums within rounding: a rollup rebuilt by settling adds the same values in
@@ -125,30 +139,76 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
     let mut filter_sets: Vec<Vec<(Dim, Vec<String>)>> = vec![vec![], vec![(Dim::Model, vec!["ñ".repeat(256)])], vec![(Dim::Scenario, vec![String::new()])]];
     filter_sets.extend(HOSTILE.iter().map(|v| vec![(Dim::Model, vec![v.to_string()])]));
     filter_sets.push(vec![(Dim::Variant, HOSTILE[..4].iter().map(|s| s.to_string()).collect()), (Dim::Connection, vec!["4g".into()])]);
+    // Groups by model and scenario that tell null from '' and hold hostile values, and a key that
+    // matches nothing.
+    let keys = group_keys();
+    let groups = GroupSet { by: &[Dim::Model, Dim::Scenario], keys: &keys };
+    let values = |store: &dyn Store, metric, from, to, filters| {
+        let mut out = Vec::new();
+        store.values(metric, from, to, filters, &mut |v| out.push(v)).unwrap();
+        out.sort_by(f64::total_cmp);
+        out
+    };
     for (from, to) in windows {
         for filters in &filter_sets {
             let context = format!("[{from}, {to}) {filters:?}");
-            assert_eq!(sorted_rows(ch.rows(from, to, filters).unwrap()), sorted_rows(sqlite.rows(from, to, filters).unwrap()), "{context}: rows");
-            for metric in Metric::ALL {
-                let mut a = ch.values(metric, from, to, filters).unwrap();
-                let mut b = sqlite.values(metric, from, to, filters).unwrap();
-                a.sort_by(f64::total_cmp);
-                b.sort_by(f64::total_cmp);
-                assert_eq!(a, b, "{context}: {} values", metric.name());
+            for selection in [Selection::filtered(filters), Selection { filters, groups: Some(groups) }] {
+                let context = format!("{context} {:?}", selection.groups.is_some());
+                assert_eq!(sorted_rows(ch, from, to, selection), sorted_rows(sqlite, from, to, selection), "{context}: rows");
+                for grain in Grain::ALL {
+                    assert_same_rollups(rollups(ch, grain, from, to, selection), rollups(sqlite, grain, from, to, selection), &format!("{context} {grain:?}"));
+                }
             }
-            for grain in Grain::ALL {
-                assert_same_rollups(ch.rollups(grain, from, to, filters).unwrap(), sqlite.rollups(grain, from, to, filters).unwrap(), &format!("{context} {grain:?}"));
+            for metric in Metric::ALL {
+                assert_eq!(values(ch, metric, from, to, filters), values(sqlite, metric, from, to, filters), "{context}: {} values", metric.name());
+            }
+            for group_by in [&[Dim::Model][..], &[Dim::Connection, Dim::Variant, Dim::Scenario]] {
+                for limit in [3, 1000] {
+                    let busiest = sqlite.busiest_groups(from, to, group_by, filters, limit).unwrap();
+                    assert_eq!(ch.busiest_groups(from, to, group_by, filters, limit).unwrap(), busiest, "{context}: busiest {group_by:?} {limit}");
+                }
             }
         }
     }
     // The checks above are not vacuous: each hostile value matched records, and '' never a null.
     let all = (t0 - 3 * HOUR as i64, t0 + 3 * HOUR as i64);
     for v in HOSTILE {
-        let rows = ch.rows(all.0, all.1, &[(Dim::Model, vec![v.to_string()])]).unwrap();
+        let filters = [(Dim::Model, vec![v.to_string()])];
+        let rows = sorted_rows(ch, all.0, all.1, Selection::filtered(&filters));
         assert!(!rows.is_empty() && rows.iter().all(|r| r.dims[0].as_deref() == Some(*v)), "{v:?}");
     }
-    let empty = ch.rows(all.0, all.1, &[(Dim::Scenario, vec![String::new()])]).unwrap();
+    let filters = [(Dim::Scenario, vec![String::new()])];
+    let empty = sorted_rows(ch, all.0, all.1, Selection::filtered(&filters));
     assert!(!empty.is_empty() && empty.iter().all(|r| r.dims[1].as_deref() == Some("")));
+}
+
+/// The group keys of [`assert_same_answers`], by model and scenario, hold hostile values and tell
+/// null from '': the dataset pairs model HOSTILE[k] with scenario ["chat", null, ""][k % 3], and the
+/// null model with "". The last matches nothing.
+fn group_keys() -> Vec<GroupKey> {
+    vec![
+        vec![Some(HOSTILE[1].into()), None],
+        vec![Some(HOSTILE[2].into()), Some(String::new())],
+        vec![None, Some(String::new())],
+        vec![Some(String::new()), Some("chat".into())],
+        vec![Some("nobody".into()), None],
+    ]
+}
+
+/// On [`dataset`]: a group set selects the records of each of its keys and no other, and the
+/// busiest groups are ranked by streams, then by key.
+fn assert_group_reads_see_the_data(store: &dyn Store) {
+    let (from, to) = ((T0 - 3.0 * HOUR) as i64, (T0 + 3.0 * HOUR) as i64);
+    let keys = group_keys();
+    let selected = sorted_rows(store, from, to, Selection { filters: &[], groups: Some(GroupSet { by: &[Dim::Model, Dim::Scenario], keys: &keys }) });
+    for key in &keys[..4] {
+        assert!(selected.iter().any(|r| [r.dims[0].clone(), r.dims[1].clone()] == key[..]), "{key:?} selected");
+    }
+    assert!(selected.iter().all(|r| keys.iter().any(|k| [r.dims[0].clone(), r.dims[1].clone()] == k[..])), "only the keys");
+    let busiest = store.busiest_groups(from, to, &[Dim::Model], &[], 3).unwrap();
+    assert_eq!(busiest.total, 12, "10 hostile models, a long one and null");
+    let first_three: Vec<GroupKey> = [1, 0, 2].map(|k| vec![Some(HOSTILE[k].to_owned())]).into();
+    assert_eq!(busiest.keys, first_three, "HOSTILE[0..4] tie at 32 streams (the others have 31): the first three by bytes");
 }
 
 #[test]
@@ -160,6 +220,7 @@ fn answers_as_the_sqlite_store_does() {
     for batch in batches() {
         insert_both(&ch, &sqlite, &batch);
     }
+    assert_group_reads_see_the_data(&sqlite);
     assert_same_answers(&ch, &sqlite);
     // The same once ClickHouse has merged the rollup versions away.
     backend::clickhouse("OPTIMIZE TABLE rollups FINAL", Some(&db));
@@ -204,7 +265,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     let stored: serde_json::Map<String, Value> = serde_json::from_str(text.trim()).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
     let mut stmt = conn.prepare("SELECT * FROM records WHERE id = 'cols'").unwrap();
-    let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let values: Vec<rusqlite::types::Value> = stmt.query_row([], |row| (0..names.len()).map(|i| row.get(i)).collect()).unwrap();
     assert!(names.len() >= 49);
     for (name, value) in names.iter().zip(values) {
@@ -274,6 +335,23 @@ fn a_batch_left_unsettled_is_settled_by_the_next_write_or_the_next_open() {
     assert_same_answers(&ch, &sqlite);
     assert_eq!(ch.insert_batch(&batches[3], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[3].records.len() });
     insert_both(&ch, &sqlite, &batches[4]);
+    assert_same_answers(&ch, &sqlite);
+}
+
+#[test]
+fn a_database_without_the_streams_column_gets_it_and_its_rollups_rebuilt() {
+    let Some((url, db)) = fresh_database("a_database_without_the_streams_column_gets_it_and_its_rollups_rebuilt") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    for batch in &batches()[..3] {
+        insert_both(&ch, &sqlite, batch);
+    }
+    drop(ch);
+    // What an earlier collector left: rollups without their stream counts.
+    backend::clickhouse("ALTER TABLE rollups DROP COLUMN streams", Some(&db));
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    assert_eq!(backend::clickhouse("SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = 'rollups' AND name = 'streams'", Some(&db)).trim(), "1");
     assert_same_answers(&ch, &sqlite);
 }
 

@@ -92,7 +92,66 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
   await page.screenshot({ path: join(ROOT, 'target/dashboard.png'), fullPage: true });
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), [], 'the page, uPlot included, runs under its strict CSP');
   await page.close();
+});
+
+test('the page is served with a strict Content-Security-Policy, frame-ancestors \'none\' and nosniff', async () => {
+  const response = await fetch(`${collector.url}/`);
+  const csp = response.headers.get('content-security-policy');
+  for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"]) {
+    assert.ok(csp.split(';').map((d) => d.trim()).includes(directive), `${directive} in ${csp}`);
+  }
+  assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+});
+
+test('with --read-key the page asks for the key once, keeps it for the tab, and sends it as a Bearer header', async () => {
+  const READ_KEY = 'the-dashboard-read-key-0123';
+  const keyed = await startCollector({ db: join(dir, 'keyed.db'), args: ['--read-key', READ_KEY], build: false });
+  try {
+    const posted = await fetch(`${keyed.url}/v1/beacons`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(envelope(records(0, 100), 'keyed')) });
+    assert.equal(posted.status, 200, 'ingest needs no read key');
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const dialogs = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      dialog.dismiss();
+    });
+    const sent = [];
+    page.on('request', (r) => r.url().includes('/api/') && sent.push(r.headers().authorization ?? null));
+    await recordCspViolations(page);
+    await page.goto(`${keyed.url}/#from=${from}&to=${to}`);
+    await page.waitForSelector('#read-key:not([hidden])', { timeout: 10_000 });
+    assert.match(await text(page, '#read-key-problem'), /need its read key/);
+    await page.fill('#read-key-input', 'a-wrong-key-of-some-length');
+    await page.press('#read-key-input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#read-key-problem').textContent.includes('not accepted'), null, { timeout: 10_000 });
+    assert.equal(await page.$eval('#read-key', (f) => f.hidden), false, 'asked again after a wrong key');
+    await page.fill('#read-key-input', READ_KEY);
+    await page.click('#read-key button[type="submit"]');
+    await page.waitForFunction(() => document.querySelector('#updated').textContent.startsWith('updated'), null, { timeout: 10_000 });
+    assert.equal(await page.$eval('#read-key', (f) => f.hidden), true);
+    assertShows(await text(page, '#detail-rpm'), 100, 'the data behind the key');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('llm-ux-read-key')), READ_KEY, 'kept for the tab');
+    assert.ok(sent.includes(`Bearer ${READ_KEY}`), 'sent as a Bearer header');
+    assert.ok(!sent.some((a) => a && a !== `Bearer ${READ_KEY}` && a !== 'Bearer a-wrong-key-of-some-length'), `only keys typed are sent: ${JSON.stringify([...new Set(sent)])}`);
+
+    sent.length = 0;
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('#updated').textContent.startsWith('updated'), null, { timeout: 10_000 });
+    assert.equal(await page.$eval('#read-key', (f) => f.hidden), true, 'not asked again in this tab');
+    assert.ok(sent.length > 0 && sent.every((a) => a === `Bearer ${READ_KEY}`), `every request carries the key: ${JSON.stringify([...new Set(sent)])}`);
+    assert.deepEqual(dialogs, [], 'asked in the page, not with a dialog');
+    assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+    await page.close();
+
+    const other = await browser.newPage();
+    await other.goto(`${keyed.url}/#from=${from}&to=${to}`);
+    await other.waitForSelector('#read-key:not([hidden])', { timeout: 10_000 });
+    await other.close();
+  } finally {
+    await keyed.close();
+  }
 });
 
 test('a shared link with a filter shows only that model, and the A/B panel lists hostile arms as text', async () => {
@@ -145,10 +204,19 @@ async function open(hash, ready = null) {
     dialog.dismiss();
   });
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  await recordCspViolations(page);
   await page.goto(`${collector.url}/${hash}`);
   if (ready) await page.waitForSelector(ready, { timeout: 10_000 });
   else await page.waitForFunction(() => document.querySelector('#updated').textContent.startsWith('updated'), null, { timeout: 10_000 });
   return { page, dialogs, pageErrors };
+}
+
+/** Collects the page's Content-Security-Policy violations in `window.__cspViolations`. */
+async function recordCspViolations(page) {
+  await page.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
 }
 
 async function api(path, status = 200) {

@@ -164,8 +164,8 @@ mod tests {
         let mut r = Rollup::default();
         for i in 0..300 {
             r.add(&Row {
-                ttft_ms: (i % 7 != 0).then(|| 50.0 + i as f64 * 13.3),
-                tpot_ms: (i % 4 != 0).then(|| (i % 50) as f64 * 0.7),
+                ttft_ms: (i % 7 != 0).then_some(50.0 + i as f64 * 13.3),
+                tpot_ms: (i % 4 != 0).then_some((i % 50) as f64 * 0.7),
                 gap_p90_ms: Some(i as f64),
                 output_tokens: i * 3,
                 stall_count: (i % 2 == 0).then_some(i % 3),

@@ -54,9 +54,10 @@ impl Grain {
         Grain::ALL.into_iter().find(|g| g.code() == code)
     }
 
-    /// The start (epoch ms) of the bucket holding `at`.
+    /// The start (epoch ms) of the bucket holding `at`. Exact for any time a record can have; the
+    /// product is taken in `f64` and saturates into `i64`, so no `at` can overflow it.
     pub fn bucket_of(self, at: f64) -> i64 {
-        (at / self.ms() as f64).floor() as i64 * self.ms()
+        ((at / self.ms() as f64).floor() * self.ms() as f64) as i64
     }
 }
 
@@ -365,5 +366,7 @@ mod tests {
         let keys: Vec<(Grain, i64)> = rollups_of(&rows).keys().map(|k| (k.grain, k.bucket)).collect();
         assert_eq!(keys, vec![(Grain::Minute, 60_000), (Grain::Hour, 0), (Grain::Day, 0)]);
         assert_eq!(Grain::Minute.bucket_of(-1.0), -60_000);
+        assert_eq!(Grain::Day.bucket_of(4_102_444_799_999.5), 4_102_358_400_000);
+        assert_eq!(Grain::Minute.bucket_of(1e300), i64::MAX);
     }
 }

@@ -6,9 +6,11 @@
 //! - `records`: one row per stream record, the SQLite store's columns (`Nullable` where SQLite allows
 //!   NULL) plus `ts`; `MergeTree`, one partition per day of `started_at`, sorted by (model,
 //!   scenario, time).
-//! - `rollups`: one row per write of a rollup key, [`Rollup::encode`] bytes in `data`. ClickHouse
-//!   cannot merge those bytes, so the collector keeps one current value per key: the row with the
-//!   highest `version` (`ReplacingMergeTree(version)`, read with `argMax`).
+//! - `rollups`: one row per write of a rollup key, [`Rollup::encode`] bytes in `data` and its stream
+//!   count in `streams`. ClickHouse cannot merge those bytes, so the collector keeps one current
+//!   value per key: the row with the highest `version` (`ReplacingMergeTree(version)`, read with
+//!   `argMax`). A database made before `streams` existed gets the column, and its rollups rebuilt
+//!   from `records`, on open.
 //! - `record_ids`: the ids of the committed records, sorted by id: the duplicate check.
 //!
 //! # Writing batches
@@ -42,21 +44,26 @@
 //!
 //! # Reads
 //! `rollups` takes the latest version of each key in the bucket range; `rows` and `values` read the
-//! records of definition version 1 in the window. Partitions outside the window are skipped (by
-//! `bucket`, by `ts`). Every answer travels as RowBinary ([`rowbinary`]).
+//! records of definition version 1 in the window; `busiest_groups` sums the latest `streams` of
+//! the window's rollups (and counts its partial minutes' records) per group in ClickHouse, and
+//! counts the groups with a second query only when there are more than asked for. Partitions
+//! outside the window are skipped (by `bucket`, by `ts`). Every answer travels as RowBinary
+//! ([`rowbinary`]) and is read as it arrives, a row at a time.
 
 mod client;
 mod rowbinary;
 mod sql;
 mod write;
 
-use super::{Filters, Inserted, Store, StoreError};
-use crate::dims::{Dims, Metric};
+use super::{Busiest, Filters, Inserted, Selection, Store, StoreError};
+use crate::dims::{Dim, Dims, Metric};
+use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup, RollupKey, Row};
 use crate::summary::DEF;
 use crate::validate::Batch;
 use client::Client;
-use rowbinary::{Malformed, Reader, Writer};
+use rowbinary::{ReadError, Reader, Writer};
+use std::io::BufRead;
 use std::sync::{Arc, Mutex, MutexGuard};
 use write::{Job, WriteState};
 
@@ -80,8 +87,13 @@ pub struct ClickHouseStore {
 /// refuses unknown ones): inserts must be synchronous, and a batch may span any number of days.
 const INSERT_SETTINGS: [(&str, &str); 2] = [("async_insert", "0"), ("max_partitions_per_insert_block", "0")];
 
-fn malformed(_: Malformed) -> StoreError {
-    StoreError("clickhouse: malformed RowBinary answer".into())
+impl From<ReadError> for StoreError {
+    fn from(e: ReadError) -> StoreError {
+        match e {
+            ReadError::Malformed => StoreError("clickhouse: malformed RowBinary answer".into()),
+            ReadError::Io(e) => StoreError(format!("clickhouse: reading an answer: {e}")),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,7 +126,12 @@ impl ClickHouseStore {
         let known = store.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
         store.insert_settings = INSERT_SETTINGS.into_iter().filter(|(name, _)| known.iter().any(|k| k == name)).collect();
         let answer = store.query(&format!("SELECT max(version) FROM {}.rollups FORMAT RowBinary", store.db))?;
-        let mut state = WriteState { version: Reader::new(&answer).u64().map_err(malformed)?, pending: None };
+        let mut state = WriteState { version: Reader::new(&answer[..]).u64()?, pending: None };
+        let streams = store.strings(&format!("SELECT name FROM system.columns WHERE database = {} AND table = 'rollups' AND name = 'streams'", sql::quote(&store.db)))?;
+        if streams.is_empty() {
+            store.query(&format!("ALTER TABLE {}.rollups ADD COLUMN {}", store.db, sql::STREAMS_COLUMN))?;
+            store.rebuild_every_rollup(&mut state)?;
+        }
         store.settle_orphans(&mut state)?;
         store.writer = Mutex::new(state);
         Ok(store)
@@ -123,17 +140,28 @@ impl ClickHouseStore {
     /// Runs `sql` and returns its answer. The server holds the answer until the query ends
     /// (`wait_end_of_query`), so a failure mid-query is an HTTP error, never a cut answer.
     fn query(&self, sql: &str) -> Result<Vec<u8>, StoreError> {
-        self.client.post(&[("wait_end_of_query", "1"), ("max_query_size", "16777216")], sql.as_bytes())
+        self.client.post(&QUERY_SETTINGS, sql.as_bytes())
+    }
+
+    /// Runs `sql` (a `SELECT` without `FORMAT`) and calls `read_row` for each row of its RowBinary
+    /// answer as it arrives: memory O(a row) whatever the answer's size.
+    fn for_each_row(&self, sql: &str, mut read_row: impl FnMut(&mut Reader<&mut dyn BufRead>) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        self.client.post_streaming(&QUERY_SETTINGS, format!("{sql} FORMAT RowBinary").as_bytes(), |answer| {
+            let mut reader = Reader::new(answer);
+            while !reader.is_empty()? {
+                read_row(&mut reader)?;
+            }
+            Ok(())
+        })
     }
 
     /// The one `String` column of `sql`'s rows.
     fn strings(&self, sql: &str) -> Result<Vec<String>, StoreError> {
-        let answer = self.query(&format!("{sql} FORMAT RowBinary"))?;
-        let mut reader = Reader::new(&answer);
         let mut out = Vec::new();
-        while !reader.is_empty() {
-            out.push(reader.string().map_err(malformed)?);
-        }
+        self.for_each_row(sql, |r| {
+            out.push(r.string()?);
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -147,68 +175,98 @@ impl ClickHouseStore {
 
     /// The rows of `query`, a `SELECT` of [`ROW_COLUMNS`].
     fn rows_of(&self, query: &str) -> Result<Vec<Row>, StoreError> {
-        let answer = self.query(&format!("{query} FORMAT RowBinary"))?;
-        let mut r = Reader::new(&answer);
         let mut out = Vec::new();
-        while !r.is_empty() {
-            out.push(row_of(&mut r).map_err(malformed)?);
-        }
+        self.for_each_row(query, |r| {
+            out.push(row_of(r)?);
+            Ok(())
+        })?;
         Ok(out)
     }
 
-    /// `FROM records WHERE ...` of `rows` and `values`: definition 1, `from <= started_at < to`,
-    /// the filters.
-    fn window(&self, from: i64, to: i64, filters: &Filters) -> String {
+    /// `FROM records WHERE ...` of the reads: definition 1, `from <= started_at < to`, and
+    /// `selected` (SQL conditions, each starting with ` AND`).
+    fn window(&self, from: i64, to: i64, selected: &str) -> String {
         let (from, to) = (from as f64, to as f64);
-        format!(
-            "FROM {}.records WHERE def = {DEF} AND started_at >= {} AND started_at < {}{}{}",
-            self.db,
-            float(from),
-            float(to),
-            sql::ts_range(from, to),
-            sql::filters(filters)
-        )
+        format!("FROM {}.records WHERE def = {DEF} AND started_at >= {} AND started_at < {}{}{selected}", self.db, float(from), float(to), sql::ts_range(from, to))
     }
 }
+
+/// URL parameters of every query: see [`ClickHouseStore::query`].
+const QUERY_SETTINGS: [(&str, &str); 2] = [("wait_end_of_query", "1"), ("max_query_size", "16777216")];
 
 impl Store for ClickHouseStore {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
         self.write_batch(batch, received_at)
     }
 
-    fn rollups(&self, grain: Grain, from: i64, to: i64, filters: &Filters) -> Result<Vec<(RollupKey, Rollup)>, StoreError> {
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
         let query = format!(
-            "SELECT bucket, {dims}, argMax(data, version) FROM {db}.rollups WHERE grain = {grain} AND bucket >= {from} AND bucket < {to}{filters} \
-             GROUP BY bucket, {dims} FORMAT RowBinary",
+            "SELECT bucket, {dims}, argMax(data, version) FROM {db}.rollups WHERE grain = {grain} AND bucket >= {from} AND bucket < {to}{selected} \
+             GROUP BY bucket, {dims} ORDER BY bucket",
             dims = sql::dim_columns(),
             db = self.db,
             grain = sql::quote(grain.code()),
-            filters = sql::filters(filters),
+            selected = sql::selection(selection),
         );
-        let answer = self.query(&query)?;
-        let mut r = Reader::new(&answer);
-        let mut out = Vec::new();
-        while !r.is_empty() {
-            let bucket = r.i64().map_err(malformed)?;
-            let (dims, rollup) = read_dims_and_rollup(&mut r)?;
-            out.push((RollupKey { grain, bucket, dims }, rollup));
-        }
-        Ok(out)
+        self.for_each_row(&query, |r| {
+            let bucket = r.i64()?;
+            let (dims, rollup) = read_dims_and_rollup(r)?;
+            visit(RollupKey { grain, bucket, dims }, rollup);
+            Ok(())
+        })
     }
 
-    fn rows(&self, from: i64, to: i64, filters: &Filters) -> Result<Vec<Row>, StoreError> {
-        self.rows_of(&format!("SELECT {ROW_COLUMNS} {}", self.window(from, to, filters)))
+    fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
+        let query = format!("SELECT {ROW_COLUMNS} {} ORDER BY started_at", self.window(from, to, &sql::selection(selection)));
+        self.for_each_row(&query, |r| {
+            visit(row_of(r)?);
+            Ok(())
+        })
     }
 
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters) -> Result<Vec<f64>, StoreError> {
+    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
         let column = metric.column();
-        let answer = self.query(&format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL FORMAT RowBinary", self.window(from, to, filters)))?;
-        let mut r = Reader::new(&answer);
-        let mut out = Vec::new();
-        while !r.is_empty() {
-            out.push(r.f64().map_err(malformed)?);
+        let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.window(from, to, &sql::filters(filters)));
+        self.for_each_row(&query, |r| {
+            visit(r.f64()?);
+            Ok(())
+        })
+    }
+
+    /// The window's pieces ([`plan`]: the latest `streams` of each rollup key, 1 per record of the
+    /// partial minutes) under `UNION ALL`, grouped, ranked and cut by ClickHouse; asking for one
+    /// group more than `limit` tells whether the groups must be counted (a second query).
+    fn busiest_groups(&self, from: i64, to: i64, group_by: &[Dim], filters: &Filters, limit: usize) -> Result<Busiest, StoreError> {
+        let (dims, filters) = (sql::dim_columns(), sql::filters(filters));
+        let pieces: Vec<String> = plan(from, to, Grain::Day)
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Rollups(grain, start, end) => format!(
+                    "SELECT {dims}, argMax(streams, version) AS n FROM {}.rollups WHERE grain = {} AND bucket >= {start} AND bucket < {end}{filters} GROUP BY bucket, {dims}",
+                    self.db,
+                    sql::quote(grain.code())
+                ),
+                Piece::Records(start, end) => format!("SELECT {dims}, toUInt64(1) AS n {}", self.window(start, end, &filters)),
+            })
+            .collect();
+        if pieces.is_empty() {
+            return Ok(Busiest { keys: Vec::new(), total: 0 });
         }
-        Ok(out)
+        let columns = group_by.iter().map(|d| d.column()).collect::<Vec<_>>().join(", ");
+        let groups = format!("FROM ({}) GROUP BY {columns}", pieces.join(" UNION ALL "));
+        // Null first, then by bytes: the order of `Option<String>`.
+        let key_order = group_by.iter().map(|d| format!("isNull({0}) DESC, ifNull({0}, '')", d.column())).collect::<Vec<_>>().join(", ");
+        let mut keys = Vec::new();
+        self.for_each_row(&format!("SELECT {columns} {groups} ORDER BY sum(n) DESC, {key_order} LIMIT {}", limit.saturating_add(1)), |r| {
+            keys.push(group_by.iter().map(|_| r.opt_string()).collect::<Result<_, _>>()?);
+            Ok(())
+        })?;
+        if keys.len() <= limit {
+            return Ok(Busiest { total: keys.len() as u64, keys });
+        }
+        keys.truncate(limit);
+        let answer = self.query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
+        Ok(Busiest { keys, total: Reader::new(&answer[..]).u64()? })
     }
 
     fn ping(&self) -> Result<(), StoreError> {
@@ -217,7 +275,7 @@ impl Store for ClickHouseStore {
 }
 
 /// A row of [`ROW_COLUMNS`].
-fn row_of(r: &mut Reader<'_>) -> Result<Row, Malformed> {
+fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
     Ok(Row {
         started_at: r.f64()?,
         dims: [r.opt_string()?, r.opt_string()?, r.opt_string()?, r.opt_string()?, r.opt_string()?],
@@ -231,16 +289,16 @@ fn row_of(r: &mut Reader<'_>) -> Result<Row, Malformed> {
     })
 }
 
-fn read_dims(r: &mut Reader<'_>) -> Result<Dims, StoreError> {
+fn read_dims<R: BufRead>(r: &mut Reader<R>) -> Result<Dims, StoreError> {
     let mut dims = Dims::default();
     for value in &mut dims {
-        *value = r.opt_string().map_err(malformed)?;
+        *value = r.opt_string()?;
     }
     Ok(dims)
 }
 
-fn read_dims_and_rollup(r: &mut Reader<'_>) -> Result<(Dims, Rollup), StoreError> {
+fn read_dims_and_rollup<R: BufRead>(r: &mut Reader<R>) -> Result<(Dims, Rollup), StoreError> {
     let dims = read_dims(r)?;
-    let rollup = Rollup::decode(r.bytes().map_err(malformed)?).map_err(|e| StoreError(format!("clickhouse: {e}")))?;
+    let rollup = Rollup::decode(&r.bytes()?).map_err(|e| StoreError(format!("clickhouse: {e}")))?;
     Ok((dims, rollup))
 }

@@ -6,8 +6,9 @@
 //! - [`clickhouse::ClickHouseStore`]: ClickHouse over its HTTP interface (`--clickhouse URL`).
 //!
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
-//! three reads the analytics are built from ([`crate::query`]). The methods are blocking; the HTTP
-//! layer calls them from `tokio::task::spawn_blocking`.
+//! reads the analytics are built from ([`crate::query`]): rollups, records and metric values, each
+//! streamed to a visitor, and the ranking of groups by their number of streams. The methods are
+//! blocking; the HTTP layer calls them from `tokio::task::spawn_blocking`.
 
 pub mod clickhouse;
 pub mod sqlite;
@@ -28,6 +29,39 @@ pub struct Inserted {
 /// Dimension filters: each dimension at most once, matching any of its values (never a null).
 pub type Filters = [(Dim, Vec<String>)];
 
+/// A group: the values of the grouping dimensions, in the query's `groupBy` order (`None`: no value).
+pub type GroupKey = Vec<Option<String>>;
+
+/// What a read covers besides its time range: the records matching `filters` and, when `groups` is
+/// set, only those of the listed groups.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    pub filters: &'a Filters,
+    pub groups: Option<GroupSet<'a>>,
+}
+
+/// Records whose values of `by` (in order) are one of `keys`; a null matches a null.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupSet<'a> {
+    pub by: &'a [Dim],
+    pub keys: &'a [GroupKey],
+}
+
+impl<'a> Selection<'a> {
+    /// Every record matching `filters`.
+    pub fn filtered(filters: &'a Filters) -> Selection<'a> {
+        Selection { filters, groups: None }
+    }
+}
+
+/// The result of [`Store::busiest_groups`]: at most `limit` group keys, the busiest first, and how
+/// many groups there are in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Busiest {
+    pub keys: Vec<GroupKey>,
+    pub total: u64,
+}
+
 /// A storage failure (the HTTP layer answers 500 or 503 and logs it).
 #[derive(Debug)]
 pub struct StoreError(pub String);
@@ -40,6 +74,8 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// The reads stream: each hands rows to a visitor as they are read, so a read holds one row at a
+/// time whatever the size of its answer; the visitor's own memory is the caller's concern.
 pub trait Store: Send + Sync + 'static {
     /// Stores every record of the batch whose id is new, and adds the new ones of metric definition
     /// version 1 to the rollups of every grain, all visible to the reads below once this returns.
@@ -48,16 +84,25 @@ pub trait Store: Send + Sync + 'static {
     /// how). `received_at` is epoch ms.
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError>;
 
-    /// The rollups of `grain` whose bucket starts in `[from, to)` and whose dimensions match
-    /// `filters`, one per key.
-    fn rollups(&self, grain: Grain, from: i64, to: i64, filters: &Filters) -> Result<Vec<(RollupKey, Rollup)>, StoreError>;
+    /// Calls `visit` with each rollup of `grain` whose bucket starts in `[from, to)` and whose
+    /// dimensions `selection` selects, one per key, in order of bucket start. O(rollups read).
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError>;
 
-    /// The records of definition version 1 with `from <= startedAt < to` matching `filters`.
-    fn rows(&self, from: i64, to: i64, filters: &Filters) -> Result<Vec<Row>, StoreError>;
+    /// Calls `visit` with each record of definition version 1 with `from <= startedAt < to` that
+    /// `selection` selects, in order of `startedAt`. O(records read).
+    fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError>;
 
-    /// The non-null values of `metric` over the same records as [`Store::rows`].
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters) -> Result<Vec<f64>, StoreError>;
+    /// Calls `visit` with each non-null value of `metric` over the records [`Store::rows`] reads for
+    /// `filters`, in no particular order. O(records read).
+    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError>;
 
-    /// Whether the store answers (for `/health`).
+    /// The groups (records projected on `group_by`, which must not be empty) of the records of
+    /// definition version 1 in `[from, to)` matching `filters`: the `limit` with the most records,
+    /// ties in key order (a null first, then strings by their bytes), and the number of groups.
+    /// Counts only, in the database: O(rollups and partial-minute records in the window) time, and
+    /// memory for `limit` keys.
+    fn busiest_groups(&self, from: i64, to: i64, group_by: &[Dim], filters: &Filters, limit: usize) -> Result<Busiest, StoreError>;
+
+    /// Whether the store answers (for `/health`), without waiting behind queries.
     fn ping(&self) -> Result<(), StoreError>;
 }

@@ -4,20 +4,33 @@
 //!
 //! A batch is one transaction: its new records, and the rollups they change (read, merged, written
 //! back), commit together or not at all. Ingest costs O(records + touched rollup size).
+//!
+//! Reads run on a pool of [`READERS`] reader connections (WAL lets them read beside the writer and
+//! each other), each held for one read; `ping` has a connection of its own, so `/health` never
+//! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
-use super::{Filters, Inserted, Store, StoreError};
-use crate::dims::{Dims, Metric};
+use super::{Busiest, Filters, Inserted, Selection, Store, StoreError};
+use crate::dims::{Dim, Dims, Metric};
+use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
 use crate::summary::DEF;
 use crate::validate::Batch;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
+
+/// Reader connections: up to this many reads run at once (more wait for one to be free).
+pub const READERS: usize = 4;
+
+/// How long a connection waits for a lock held by another (a checkpoint, a recovery) before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS records (
@@ -82,6 +95,8 @@ CREATE TABLE IF NOT EXISTS rollups (
     variant     TEXT,
     app_version TEXT,
     connection  TEXT,
+    -- The rollup's stream count, so groups are ranked without decoding `data`.
+    streams     INTEGER NOT NULL,
     data        BLOB NOT NULL,
     PRIMARY KEY (grain, bucket, dims_key)
 ) WITHOUT ROWID;
@@ -101,10 +116,13 @@ const INSERT: &str = "INSERT INTO records (
     ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49
 ) ON CONFLICT(id) DO NOTHING";
 
-/// SQLite store: a writer connection and a reader connection (WAL lets reads run beside a write).
+/// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
 pub struct SqliteStore {
     writer: Mutex<Connection>,
-    reader: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    /// The reader a read waits for when every one is busy: the next in turn, so waits spread out.
+    next_reader: AtomicUsize,
+    health: Mutex<Connection>,
 }
 
 fn err(e: impl std::fmt::Display) -> StoreError {
@@ -118,12 +136,14 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
+    /// A file of schema version 1 or 2 gets its rollups rebuilt from its records (O(records), once);
+    /// a file of a newer version is refused.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
         }
         let mut writer = Connection::open(path).map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
-        writer.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
+        writer.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
         let mode: String = writer.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(err)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError(format!("sqlite: {} cannot use WAL (journal mode {mode})", path.display())));
@@ -133,17 +153,37 @@ impl SqliteStore {
         if version > SCHEMA_VERSION {
             return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
         }
-        writer.execute_batch(SCHEMA).map_err(err)?;
-        if version == 1 {
-            // Version 1 had no rollups: build them from the records kept so far.
-            let tx = writer.transaction().map_err(err)?;
-            rebuild_rollups(&tx)?;
-            tx.commit().map_err(err)?;
+        // Version 1 had no rollups, version 2 no `streams` column: build them from the records.
+        let migrating = (1..SCHEMA_VERSION).contains(&version);
+        let tx = writer.transaction().map_err(err)?;
+        if migrating {
+            tx.execute_batch("DROP TABLE IF EXISTS rollups;").map_err(err)?;
         }
-        writer.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
-        let reader = Connection::open(path).map_err(err)?;
-        reader.busy_timeout(std::time::Duration::from_secs(5)).map_err(err)?;
-        Ok(SqliteStore { writer: Mutex::new(writer), reader: Mutex::new(reader) })
+        tx.execute_batch(SCHEMA).map_err(err)?;
+        if migrating {
+            rebuild_rollups(&tx)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
+        tx.commit().map_err(err)?;
+        let read_only = || -> Result<Mutex<Connection>, StoreError> {
+            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(err)?;
+            conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+            Ok(Mutex::new(conn))
+        };
+        let readers = (0..READERS).map(|_| read_only()).collect::<Result<_, _>>()?;
+        Ok(SqliteStore { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0), health: read_only()? })
+    }
+
+    /// A free reader connection, or when all are busy, the next in turn once it is free.
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        for reader in &self.readers {
+            match reader.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        lock(&self.readers[self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len()])
     }
 }
 
@@ -180,48 +220,96 @@ impl Store for SqliteStore {
         Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
     }
 
-    fn rollups(&self, grain: Grain, from: i64, to: i64, filters: &Filters) -> Result<Vec<(RollupKey, Rollup)>, StoreError> {
-        let (where_filters, mut args) = filter_sql(filters);
-        let sql = format!("SELECT bucket, model, scenario, variant, app_version, connection, data FROM rollups WHERE grain = ? AND bucket >= ? AND bucket < ?{where_filters}");
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
+        let (where_selected, mut args) = selection_sql(selection);
+        let sql = format!("SELECT bucket, {DIM_COLUMNS}, data FROM rollups WHERE grain = ? AND bucket >= ? AND bucket < ?{where_selected} ORDER BY bucket");
         args.splice(0..0, [SqlValue::Text(grain.code().into()), from.into(), to.into()]);
-        let conn = lock(&self.reader);
-        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
-        let mut out = Vec::new();
         while let Some(r) = rows.next().map_err(err)? {
             let dims: Dims = [r.get(1).map_err(err)?, r.get(2).map_err(err)?, r.get(3).map_err(err)?, r.get(4).map_err(err)?, r.get(5).map_err(err)?];
-            let data: Vec<u8> = r.get(6).map_err(err)?;
-            let rollup = Rollup::decode(&data).map_err(err)?;
-            out.push((RollupKey { grain, bucket: r.get(0).map_err(err)?, dims }, rollup));
+            let rollup = Rollup::decode(r.get_ref(6).and_then(|v| Ok(v.as_blob()?)).map_err(err)?).map_err(err)?;
+            visit(RollupKey { grain, bucket: r.get(0).map_err(err)?, dims }, rollup);
         }
-        Ok(out)
+        Ok(())
     }
 
-    fn rows(&self, from: i64, to: i64, filters: &Filters) -> Result<Vec<Row>, StoreError> {
-        let (where_filters, mut args) = filter_sql(filters);
-        let sql = format!("SELECT {ROW_COLUMNS} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_filters}");
+    fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
+        let (where_selected, mut args) = selection_sql(selection);
+        let sql = format!("SELECT {ROW_COLUMNS} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_selected} ORDER BY started_at");
         args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
-        let conn = lock(&self.reader);
-        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args), row_of).map_err(err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            visit(row_of(r).map_err(err)?);
+        }
+        Ok(())
     }
 
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters) -> Result<Vec<f64>, StoreError> {
+    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
         let (where_filters, mut args) = filter_sql(filters);
         let column = metric.column();
         let sql = format!("SELECT {column} FROM records WHERE def = ? AND started_at >= ? AND started_at < ? AND {column} IS NOT NULL{where_filters}");
         args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
-        let conn = lock(&self.reader);
+        let conn = self.reader();
         let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
-        let values = stmt.query_map(rusqlite::params_from_iter(args), |r| r.get(0)).map_err(err)?;
-        values.collect::<Result<Vec<f64>, _>>().map_err(err)
+        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            visit(r.get(0).map_err(err)?);
+        }
+        Ok(())
+    }
+
+    /// One statement: the window's pieces ([`plan`]: `streams` of the rollups, 1 per record of the
+    /// partial minutes) under `UNION ALL`, grouped, ranked and cut by SQLite; `count(*) OVER ()`
+    /// counts the groups before the `LIMIT`. The grouping spills to a temporary file when large.
+    fn busiest_groups(&self, from: i64, to: i64, group_by: &[Dim], filters: &Filters, limit: usize) -> Result<Busiest, StoreError> {
+        let (where_filters, filter_args) = filter_sql(filters);
+        let (mut parts, mut args) = (Vec::new(), Vec::new());
+        for piece in plan(from, to, Grain::Day) {
+            match piece {
+                Piece::Rollups(grain, start, end) => {
+                    parts.push(format!("SELECT {DIM_COLUMNS}, streams AS n FROM rollups WHERE grain = ? AND bucket >= ? AND bucket < ?{where_filters}"));
+                    args.extend([SqlValue::Text(grain.code().into()), start.into(), end.into()]);
+                }
+                Piece::Records(start, end) => {
+                    parts.push(format!("SELECT {DIM_COLUMNS}, 1 AS n FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_filters}"));
+                    args.extend([SqlValue::Integer(DEF), (start as f64).into(), (end as f64).into()]);
+                }
+            }
+            args.extend(filter_args.iter().cloned());
+        }
+        if parts.is_empty() {
+            return Ok(Busiest { keys: Vec::new(), total: 0 });
+        }
+        let columns = group_by.iter().map(|d| d.column()).collect::<Vec<_>>().join(", ");
+        // Null first, then by bytes (BINARY collation): the order of `Option<String>`.
+        let key_order = group_by.iter().map(|d| format!("{0} IS NOT NULL, {0}", d.column())).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT {columns}, count(*) OVER () FROM ({}) GROUP BY {columns} ORDER BY sum(n) DESC, {key_order} LIMIT ?",
+            parts.join(" UNION ALL ")
+        );
+        args.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
+        let mut busiest = Busiest { keys: Vec::new(), total: 0 };
+        while let Some(r) = rows.next().map_err(err)? {
+            busiest.keys.push((0..group_by.len()).map(|i| r.get(i)).collect::<Result<_, _>>().map_err(err)?);
+            busiest.total = r.get::<_, i64>(group_by.len()).map_err(err)? as u64;
+        }
+        Ok(busiest)
     }
 
     fn ping(&self) -> Result<(), StoreError> {
-        lock(&self.reader).query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map(|_| ()).map_err(err)
+        lock(&self.health).query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).map(|_| ()).map_err(err)
     }
 }
+
+/// The dimension columns, in [`Dims`] order.
+const DIM_COLUMNS: &str = "model, scenario, variant, app_version, connection";
 
 const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms";
 
@@ -251,6 +339,28 @@ fn filter_sql(filters: &Filters) -> (String, Vec<SqlValue>) {
     (sql, args)
 }
 
+/// The filters' SQL ([`filter_sql`]) and, for a group set, ` AND (ifnull(c, ''), c IS NULL, ...) IN
+/// (VALUES (?, ?, ...), ...)`: a null matches only a null, '' only ''. SQLite answers the `IN` from a
+/// temporary index of the keys, O(log keys) per row.
+fn selection_sql(selection: Selection<'_>) -> (String, Vec<SqlValue>) {
+    let (mut sql, mut args) = filter_sql(selection.filters);
+    let Some(groups) = selection.groups else { return (sql, args) };
+    if groups.keys.is_empty() {
+        sql.push_str(" AND 0");
+        return (sql, args);
+    }
+    let columns: Vec<String> = groups.by.iter().map(|d| format!("ifnull({0}, ''), {0} IS NULL", d.column())).collect();
+    let row = format!("({})", vec!["?"; 2 * groups.by.len()].join(", "));
+    sql.push_str(&format!(" AND ({}) IN (VALUES {})", columns.join(", "), vec![row; groups.keys.len()].join(", ")));
+    for key in groups.keys {
+        for value in key {
+            args.push(SqlValue::Text(value.clone().unwrap_or_default()));
+            args.push(SqlValue::Integer(value.is_none().into()));
+        }
+    }
+    (sql, args)
+}
+
 fn dims_key(dims: &Dims) -> String {
     serde_json::to_string(dims).unwrap_or_default()
 }
@@ -260,8 +370,8 @@ fn add_to_rollups(tx: &Transaction<'_>, deltas: BTreeMap<RollupKey, Rollup>) -> 
     let mut read = tx.prepare_cached("SELECT data FROM rollups WHERE grain = ?1 AND bucket = ?2 AND dims_key = ?3").map_err(err)?;
     let mut write = tx
         .prepare_cached(
-            "INSERT OR REPLACE INTO rollups (grain, bucket, dims_key, model, scenario, variant, app_version, connection, data)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT OR REPLACE INTO rollups (grain, bucket, dims_key, model, scenario, variant, app_version, connection, streams, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .map_err(err)?;
     for (key, delta) in deltas {
@@ -273,7 +383,8 @@ fn add_to_rollups(tx: &Transaction<'_>, deltas: BTreeMap<RollupKey, Rollup>) -> 
         };
         rollup.merge(&delta);
         let [model, scenario, variant, app_version, connection] = &key.dims;
-        write.execute(params![key.grain.code(), key.bucket, dims, model, scenario, variant, app_version, connection, rollup.encode()]).map_err(err)?;
+        let streams = i64::try_from(rollup.count).unwrap_or(i64::MAX);
+        write.execute(params![key.grain.code(), key.bucket, dims, model, scenario, variant, app_version, connection, streams, rollup.encode()]).map_err(err)?;
     }
     Ok(())
 }

@@ -49,9 +49,11 @@ impl Server {
         let db = dir.0.join("data").join("beacons.db");
         let mut argv = vec!["llm-ux-collector".to_owned(), "--listen".into(), "127.0.0.1:0".into()];
         argv.extend(backend::args(&db)); // --db, or ClickHouse when LLM_UX_TEST_CLICKHOUSE is set
-        // Tests send bursts from one address: no rate limit unless the test sets one.
-        if !extra.contains(&"--rate-limit") {
-            argv.extend(["--rate-limit".into(), "0".into()]);
+        // Tests send bursts from one address: no rate limits unless the test sets them.
+        for flag in ["--rate-limit", "--api-rate-limit"] {
+            if !extra.contains(&flag) {
+                argv.extend([flag.into(), "0".into()]);
+            }
         }
         argv.extend(extra.iter().map(|s| s.to_string()));
         let args = llm_ux_collector::Args::try_parse_from(argv).expect("arguments");
@@ -59,7 +61,8 @@ impl Server {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind(args.listen)).unwrap();
         let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap() });
+        let limits = args.limits(None).expect("limits");
+        runtime.spawn(llm_ux_collector::serve(listener, app, limits, std::future::pending()));
         Server { addr, db, runtime: Some(runtime), _dir: dir }
     }
 
@@ -171,7 +174,7 @@ pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &st
     parse_response(&raw)
 }
 
-fn parse_response(raw: &[u8]) -> Resp {
+pub fn parse_response(raw: &[u8]) -> Resp {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
     let head = std::str::from_utf8(&raw[..end]).unwrap();
     let mut lines = head.split("\r\n");

@@ -5,6 +5,8 @@
 //! (`DateTime`: seconds) are little-endian; `UInt8` one byte; `Nullable(T)` one byte (1: null, and no
 //! value follows; 0: a `T` follows). Unchanged from ClickHouse 18 to today.
 
+use std::io::{self, BufRead, Read};
+
 /// A `RowBinary` body being written, value by value in column order.
 #[derive(Default)]
 pub struct Writer(Vec<u8>);
@@ -75,83 +77,95 @@ impl Writer {
     }
 }
 
-/// An answer in `RowBinary` that ends before its last value, or holds a string that is not UTF-8.
-#[derive(Debug, PartialEq)]
-pub struct Malformed;
-
-/// A `RowBinary` answer being read, value by value in column order.
-pub struct Reader<'a> {
-    rest: &'a [u8],
+/// Why a `RowBinary` answer could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// It ends before its last value, or holds a string that is not UTF-8 or a bad null marker.
+    Malformed,
+    /// The connection failed while it arrived.
+    Io(io::Error),
 }
 
-impl<'a> Reader<'a> {
-    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { rest: bytes }
-    }
-
-    /// Whether every row has been read.
-    pub fn is_empty(&self) -> bool {
-        self.rest.is_empty()
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
-        if self.rest.len() < n {
-            return Err(Malformed);
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> ReadError {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            ReadError::Malformed
+        } else {
+            ReadError::Io(e)
         }
-        let (head, tail) = self.rest.split_at(n);
-        self.rest = tail;
-        Ok(head)
+    }
+}
+
+/// A `RowBinary` answer being read, value by value in column order, from a slice or as it arrives
+/// (any [`BufRead`]): memory O(the value being read).
+pub struct Reader<R> {
+    input: R,
+}
+
+impl<R: BufRead> Reader<R> {
+    pub fn new(input: R) -> Reader<R> {
+        Reader { input }
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Malformed> {
-        Ok(self.take(N)?.try_into().expect("take returns N bytes"))
+    /// Whether every row has been read (waiting for more of the answer if none is buffered).
+    pub fn is_empty(&mut self) -> Result<bool, ReadError> {
+        Ok(self.input.fill_buf()?.is_empty())
     }
 
-    pub fn bytes(&mut self) -> Result<&'a [u8], Malformed> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], ReadError> {
+        let mut out = [0; N];
+        self.input.read_exact(&mut out)?;
+        Ok(out)
+    }
+
+    pub fn bytes(&mut self) -> Result<Vec<u8>, ReadError> {
         let mut len: u64 = 0;
         for shift in (0..64).step_by(7) {
-            let byte = self.take(1)?[0];
+            let [byte] = self.array()?;
             len |= u64::from(byte & 0x7f) << shift;
             if byte & 0x80 == 0 {
-                return self.take(usize::try_from(len).map_err(|_| Malformed)?);
+                // Read, not preallocated: a damaged length cannot size an allocation.
+                let mut out = Vec::new();
+                (&mut self.input).take(len).read_to_end(&mut out)?;
+                return if out.len() as u64 == len { Ok(out) } else { Err(ReadError::Malformed) };
             }
         }
-        Err(Malformed)
+        Err(ReadError::Malformed)
     }
 
-    pub fn string(&mut self) -> Result<String, Malformed> {
-        std::str::from_utf8(self.bytes()?).map(str::to_owned).map_err(|_| Malformed)
+    pub fn string(&mut self) -> Result<String, ReadError> {
+        String::from_utf8(self.bytes()?).map_err(|_| ReadError::Malformed)
     }
 
-    pub fn f64(&mut self) -> Result<f64, Malformed> {
+    pub fn f64(&mut self) -> Result<f64, ReadError> {
         Ok(f64::from_le_bytes(self.array()?))
     }
 
-    pub fn i64(&mut self) -> Result<i64, Malformed> {
+    pub fn i64(&mut self) -> Result<i64, ReadError> {
         Ok(i64::from_le_bytes(self.array()?))
     }
 
-    pub fn u64(&mut self) -> Result<u64, Malformed> {
+    pub fn u64(&mut self) -> Result<u64, ReadError> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
-    pub fn opt_string(&mut self) -> Result<Option<String>, Malformed> {
+    pub fn opt_string(&mut self) -> Result<Option<String>, ReadError> {
         self.nullable(Reader::string)
     }
 
-    pub fn opt_f64(&mut self) -> Result<Option<f64>, Malformed> {
+    pub fn opt_f64(&mut self) -> Result<Option<f64>, ReadError> {
         self.nullable(Reader::f64)
     }
 
-    pub fn opt_i64(&mut self) -> Result<Option<i64>, Malformed> {
+    pub fn opt_i64(&mut self) -> Result<Option<i64>, ReadError> {
         self.nullable(Reader::i64)
     }
 
-    fn nullable<T>(&mut self, read: fn(&mut Reader<'a>) -> Result<T, Malformed>) -> Result<Option<T>, Malformed> {
-        match self.take(1)?[0] {
-            0 => read(self).map(Some),
-            1 => Ok(None),
-            _ => Err(Malformed),
+    fn nullable<T>(&mut self, read: fn(&mut Reader<R>) -> Result<T, ReadError>) -> Result<Option<T>, ReadError> {
+        match self.array()? {
+            [0] => read(self).map(Some),
+            [1] => Ok(None),
+            _ => Err(ReadError::Malformed),
         }
     }
 }
@@ -176,7 +190,7 @@ mod tests {
         w.opt_f64(None);
         w.opt_i64(Some(-7));
         let bytes = w.into_bytes();
-        let mut r = Reader::new(&bytes);
+        let mut r = Reader::new(&bytes[..]);
         assert_eq!(r.string().unwrap(), "");
         assert_eq!(r.string().unwrap(), long);
         assert_eq!(r.bytes().unwrap(), &[0, 0xff, b'\n', b'\'']);
@@ -188,7 +202,7 @@ mod tests {
         assert_eq!(r.opt_f64().unwrap(), Some(f64::MAX));
         assert_eq!(r.opt_f64().unwrap(), None);
         assert_eq!(r.opt_i64().unwrap(), Some(-7));
-        assert!(r.is_empty());
+        assert!(r.is_empty().unwrap());
     }
 
     #[test]
@@ -207,10 +221,14 @@ mod tests {
 
     #[test]
     fn a_short_or_damaged_answer_is_an_error() {
-        assert_eq!(Reader::new(&[3, b'a']).string(), Err(Malformed));
-        assert_eq!(Reader::new(&[1, 2, 3]).f64(), Err(Malformed));
-        assert_eq!(Reader::new(&[2]).opt_f64(), Err(Malformed));
-        assert_eq!(Reader::new(&[2, 0xff, 0xfe]).string(), Err(Malformed));
-        assert_eq!(Reader::new(&[0xff; 11]).bytes(), Err(Malformed));
+        fn malformed<T>(r: Result<T, ReadError>) -> bool {
+            matches!(r, Err(ReadError::Malformed))
+        }
+        assert!(malformed(Reader::new(&[3, b'a'][..]).string()));
+        assert!(malformed(Reader::new(&[1, 2, 3][..]).f64()));
+        assert!(malformed(Reader::new(&[2][..]).opt_f64()));
+        assert!(malformed(Reader::new(&[2, 0xff, 0xfe][..]).string()));
+        assert!(malformed(Reader::new(&[0xff; 11][..]).bytes()));
+        assert!(malformed(Reader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f, 1][..]).bytes()), "a length of 4 GiB over a byte");
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::dims::{Dim, Dims};
 use crate::rollup::RollupKey;
-use crate::store::{Filters, StoreError};
+use crate::store::{Filters, Selection, StoreError};
 
 /// The database name, checked: it is written into SQL unquoted.
 pub fn database_name(name: &str) -> Result<&str, StoreError> {
@@ -112,9 +112,10 @@ pub fn schema(db: &str) -> Vec<String> {
         ),
         // One row per write of a rollup; the highest version is the current value. Background merges
         // drop older versions (ReplacingMergeTree), reads take argMax(data, version) per key, so they
-        // never depend on when merges run. The key sorts null apart from '' (isNull).
+        // never depend on when merges run. The key sorts null apart from '' (isNull). `streams` is the
+        // rollup's stream count, so groups are ranked without decoding `data`.
         format!(
-            "CREATE TABLE IF NOT EXISTS {db}.rollups (grain String, bucket Int64, {}, version UInt64, data String) \
+            "CREATE TABLE IF NOT EXISTS {db}.rollups (grain String, bucket Int64, {}, version UInt64, {STREAMS_COLUMN}, data String) \
              ENGINE = ReplacingMergeTree(version) PARTITION BY intDiv(bucket, 86400000) \
              ORDER BY (ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), grain, bucket, \
              ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection))",
@@ -125,6 +126,9 @@ pub fn schema(db: &str) -> Vec<String> {
         format!("CREATE TABLE IF NOT EXISTS {db}.record_ids (id String) ENGINE = MergeTree() ORDER BY id SETTINGS index_granularity = 1024"),
     ]
 }
+
+/// The stream-count column of `rollups`: a database made before it lacks it, and gets it on open.
+pub const STREAMS_COLUMN: &str = "streams UInt64";
 
 /// `model, scenario, variant, app_version, connection`.
 pub fn dim_columns() -> String {
@@ -170,6 +174,25 @@ pub fn filters(filters: &Filters) -> String {
             sql.push_str(&format!(" AND {} IN ({})", dim.column(), list.join(", ")));
         }
     }
+    sql
+}
+
+/// [`filters`], and for a group set ` AND (ifNull(c, ''), isNull(c), ...) IN ((...), ...)`: a null
+/// matches only a null, '' only ''.
+pub fn selection(selection: Selection<'_>) -> String {
+    let mut sql = filters(selection.filters);
+    let Some(groups) = selection.groups else { return sql };
+    if groups.keys.is_empty() {
+        sql.push_str(" AND 0");
+        return sql;
+    }
+    let columns: Vec<String> = groups.by.iter().map(|d| format!("ifNull({0}, ''), isNull({0})", d.column())).collect();
+    let keys: Vec<String> = groups
+        .keys
+        .iter()
+        .map(|key| format!("({})", key.iter().map(|v| format!("{}, {}", quote(v.as_deref().unwrap_or("")), u8::from(v.is_none()))).collect::<Vec<_>>().join(", ")))
+        .collect();
+    sql.push_str(&format!(" AND ({}) IN ({})", columns.join(", "), keys.join(", ")));
     sql
 }
 
@@ -224,6 +247,13 @@ mod tests {
         let dims: Dims = [Some("m".into()), None, Some("".into()), None, Some("4g".into())];
         assert_eq!(dims_literal(&dims), "('m', 0, '', 1, '', 0, '', 1, '4g', 0)");
         assert!(dims_key().starts_with("(ifNull(model, ''), isNull(model), ifNull(scenario, '')"));
+        let keys = [vec![Some("a'".to_owned()), None], vec![Some(String::new()), Some("4g".to_owned())]];
+        let groups = crate::store::GroupSet { by: &[Dim::Model, Dim::Connection], keys: &keys };
+        assert_eq!(
+            selection(Selection { filters: &f[..1], groups: Some(groups) }),
+            " AND model IN ('a\\'b', '') AND (ifNull(model, ''), isNull(model), ifNull(connection, ''), isNull(connection)) IN (('a\\'', 0, '', 1), ('', 0, '4g', 0))"
+        );
+        assert_eq!(selection(Selection { filters: &[], groups: Some(crate::store::GroupSet { by: &[Dim::Model], keys: &[] }) }), " AND 0");
         let key = RollupKey { grain: crate::rollup::Grain::Hour, bucket: -3_600_000, dims };
         assert_eq!(rollup_key_literal(&key), "('h', -3600000, 'm', 0, '', 1, '', 0, '', 1, '4g', 0)");
         assert!(rollup_key().starts_with("(grain, bucket, ifNull(model, ''), isNull(model),"));

@@ -2,7 +2,7 @@
 //! (the parent module's doc says why each is so).
 
 use super::rowbinary::{Reader, Writer};
-use super::{lock, malformed, read_dims, read_dims_and_rollup, sql, ClickHouseStore, CHUNK, ROW_COLUMNS};
+use super::{lock, read_dims, read_dims_and_rollup, sql, ClickHouseStore, CHUNK, ROW_COLUMNS};
 use crate::dims::Dims;
 use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
 use crate::store::{Inserted, StoreError};
@@ -146,9 +146,10 @@ impl ClickHouseStore {
                 w.opt_string(value.as_deref());
             }
             w.u64(state.version);
+            w.u64(rollup.count);
             w.bytes(&rollup.encode());
         }
-        self.insert_rows("rollups", &format!("grain, bucket, {}, version, data", sql::dim_columns()), w)
+        self.insert_rows("rollups", &format!("grain, bucket, {}, version, streams, data", sql::dim_columns()), w)
     }
 
     fn insert_ids(&self, ids: &[&str]) -> Result<(), StoreError> {
@@ -180,22 +181,21 @@ impl ClickHouseStore {
             let query = format!(
                 // `bucket IN` lets ClickHouse skip the other days' partitions.
                 "SELECT grain, bucket, {dims}, argMax(data, version) FROM {db}.rollups WHERE bucket IN ({buckets}) AND {key} IN ({literals}) \
-                 GROUP BY grain, bucket, {dims} FORMAT RowBinary",
+                 GROUP BY grain, bucket, {dims}",
                 dims = sql::dim_columns(),
                 db = self.db,
                 buckets = buckets.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
                 key = sql::rollup_key(),
                 literals = literals.join(", "),
             );
-            let answer = self.query(&query)?;
-            let mut r = Reader::new(&answer);
-            while !r.is_empty() {
-                let code = r.string().map_err(malformed)?;
+            self.for_each_row(&query, |r| {
+                let code = r.string()?;
                 let grain = Grain::from_code(&code).ok_or_else(|| StoreError(format!("clickhouse: unknown grain {code:?} in rollups")))?;
-                let bucket = r.i64().map_err(malformed)?;
-                let (dims, rollup) = read_dims_and_rollup(&mut r)?;
+                let bucket = r.i64()?;
+                let (dims, rollup) = read_dims_and_rollup(r)?;
                 out.insert(RollupKey { grain, bucket, dims }, rollup);
-            }
+                Ok(())
+            })?;
         }
         Ok(out)
     }
@@ -254,23 +254,34 @@ impl ClickHouseStore {
     /// `record_ids`. Two counts when there are none (the usual case); otherwise a scan of the ids.
     pub(super) fn settle_orphans(&self, state: &mut WriteState) -> Result<(), StoreError> {
         let answer = self.query(&format!("SELECT (SELECT count() FROM {0}.records), (SELECT count() FROM {0}.record_ids) FORMAT RowBinary", self.db))?;
-        let mut r = Reader::new(&answer);
-        let (records, ids) = (r.u64().map_err(malformed)?, r.u64().map_err(malformed)?);
+        let mut r = Reader::new(&answer[..]);
+        let (records, ids) = (r.u64()?, r.u64()?);
         if records <= ids {
             return Ok(());
         }
-        let answer = self.query(&format!(
-            "SELECT id, started_at, def, {dims} FROM {db}.records WHERE id NOT IN (SELECT id FROM {db}.record_ids) FORMAT RowBinary",
-            dims = sql::dim_columns(),
-            db = self.db
-        ))?;
-        let mut r = Reader::new(&answer);
+        let query = format!("SELECT id, started_at, def, {dims} FROM {db}.records WHERE id NOT IN (SELECT id FROM {db}.record_ids)", dims = sql::dim_columns(), db = self.db);
         let mut orphans = Vec::new();
-        while !r.is_empty() {
-            let (id, started_at, def) = (r.string().map_err(malformed)?, r.f64().map_err(malformed)?, r.i64().map_err(malformed)?);
-            orphans.push(Unsettled { id, started_at, def, dims: read_dims(&mut r)? });
-        }
+        self.for_each_row(&query, |r| {
+            let (id, started_at, def) = (r.string()?, r.f64()?, r.i64()?);
+            orphans.push(Unsettled { id, started_at, def, dims: read_dims(r)? });
+            Ok(())
+        })?;
         self.settle(state, &orphans).map(drop)
+    }
+
+    /// Rebuilds every rollup from `records`, a chunk of (day, dimensions) pairs at a time: for a
+    /// database made before `rollups` had its `streams` column. O(records), once.
+    pub(super) fn rebuild_every_rollup(&self, state: &mut WriteState) -> Result<(), StoreError> {
+        let query = format!("SELECT DISTINCT bucket, {dims} FROM {db}.rollups WHERE grain = 'd'", dims = sql::dim_columns(), db = self.db);
+        let mut days = Vec::new();
+        self.for_each_row(&query, |r| {
+            days.push((r.i64()?, read_dims(r)?));
+            Ok(())
+        })?;
+        for chunk in days.chunks(CHUNK) {
+            self.rebuild_rollups(state, chunk)?;
+        }
+        Ok(())
     }
 }
 
