@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes, each for a bounded time: the stream pipeline (framing, detection, decoders, metrics) and the
-# collector's analytics query parameters. Not part of CI. Usage: scripts/fuzz.sh [seconds per target, default 300]
+# Fuzzes, each for a bounded time: the stream pipeline (framing, detection, decoders, metrics), the
+# collector's analytics query parameters and its ingest body. Not part of CI. Usage: scripts/fuzz.sh [seconds per target, default 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -15,3 +15,7 @@ printf 'groupBy=model&from=0&to=253402300800000' > fuzz/corpus/query_params/wind
 printf 'metric=ttftMs&q=0.9&bucket=1m&groupBy=variant' > fuzz/corpus/query_params/timeseries
 printf 'a=A&b=B&metric=tpotMs&slo.ttftMs=500' > fuzz/corpus/query_params/compare
 RUSTC_BOOTSTRAP=1 cargo fuzz run query_params --fuzz-dir fuzz -- -max_total_time="$seconds" -max_len=512
+mkdir -p fuzz/corpus/ingest_body
+# A valid envelope, behind the target's clock prefix (`~` and 8 bytes) set to now, so its times are in the window.
+node -e "import('./tests/js/beacon-records.mjs').then(({ envelope, validRecord }) => { const clock = Buffer.alloc(8); clock.writeBigInt64LE(BigInt(Date.now())); process.stdout.write(Buffer.concat([Buffer.from('~'), clock, Buffer.from(JSON.stringify(envelope([validRecord('r-1')], 'b-1')))])); })" > fuzz/corpus/ingest_body/valid
+RUSTC_BOOTSTRAP=1 cargo fuzz run ingest_body --fuzz-dir fuzz -- -max_total_time="$seconds" -max_len=65536

@@ -30,7 +30,7 @@ use llm_ux_collector::validate::{envelope, Batch};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Parser, Debug)]
 #[command(about = "Fills a collector store with realistic records through Store::insert_batch.")]
@@ -101,6 +101,10 @@ fn main() {
     );
 }
 
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 fn fail(message: &str) -> ! {
     eprintln!("populate: {message}");
     std::process::exit(1)
@@ -125,7 +129,8 @@ fn given(path: &PathBuf, group: usize, timing: &mut Timing) -> (Box<dyn Iterator
         let value: Value = serde_json::from_slice(line.as_bytes()).unwrap_or_else(|e| fail(&format!("an envelope is not JSON: {e}")));
         timing.parse += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let batch = envelope(&value).unwrap_or_else(|e| fail(&format!("an envelope is invalid: {e:?}")));
+        // Checked against the clock, as the HTTP ingest checks them.
+        let batch = envelope(&value, now_ms()).unwrap_or_else(|e| fail(&format!("an envelope is invalid: {e:?}")));
         timing.validate += t.elapsed().as_secs_f64();
         match batches.last_mut() {
             Some(last) if n % group != 0 => last.records.extend(batch.records),
@@ -159,7 +164,8 @@ fn generated(args: &Args, from: i64) -> Box<dyn Iterator<Item = Batch>> {
                 "v": 1, "def": 1, "sentAt": end, "sessionId": batch_ids.id(), "pageId": batch_ids.id(), "batchId": batch_ids.id(),
                 "retry": 0, "sampleRate": 1, "records": records,
             });
-            let batch = envelope(&body).unwrap_or_else(|e| panic!("populate built an invalid record: {e:?}"));
+            // As a collector whose clock reads the span's end would check them.
+            let batch = envelope(&body, end).unwrap_or_else(|e| panic!("populate built an invalid record: {e:?}"));
             if send.send(batch).is_err() {
                 return;
             }

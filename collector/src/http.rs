@@ -214,7 +214,7 @@ async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, reques
             Ok(value) => value,
             Err(e) => return error(StatusCode::BAD_REQUEST, "invalid JSON", None, format!("the body is not valid UTF-8 JSON: {e}")),
         };
-        match envelope(&value) {
+        match envelope(&value, now_ms()) {
             Ok(batch) => batch,
             Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid envelope", field, problem),
         }

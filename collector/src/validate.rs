@@ -1,11 +1,19 @@
 //! The beacon envelope, version 1 (`schema/beacon.v1.json`, the contract), checked field by field.
 //!
-//! Everything the schema requires is checked: required fields, types (`integer` means a JSON number
-//! without a fractional part), `null` where allowed, enums, `const`, minimums and maximums, string
-//! lengths (in characters) and the url pattern. The first problem found is reported with the path of
-//! the field (`records[3].status`) so a sender can fix it. Fields the schema does not know are
-//! ignored at every level, so a newer meter that adds a field is still accepted; they stay in the raw
-//! record JSON that is stored.
+//! The ingest is public (its key, if any, is in every page's source), so this check is a defence:
+//! every field is bounded, so that no beacon can grow a grouping dimension without limit or move a
+//! stored sum out of reach (one `1.7e308` would leave a group's mean `null` for good).
+//!
+//! Everything the schema says is checked: required fields, no field it does not name (at every
+//! level), types (`integer` means a JSON number without a fractional part), `null` where allowed,
+//! enums, `const`, minimums and maximums, string lengths (in characters, as JSON Schema counts them)
+//! and the url pattern. One rule is beyond JSON Schema, as it needs the collector's clock: `startedAt`
+//! and `sentAt` must lie within [`MAX_AGE_MS`] (30 days) before `now_ms` and [`MAX_AHEAD_MS`]
+//! (1 hour) after it; the schema's descriptions of both fields say so.
+//!
+//! The first problem found is reported with the path of the field (`records[3].ttftMs`) so a sender
+//! can fix it: the fields of an object in the order of the schema's `required` list, then any field
+//! the schema does not name.
 
 use serde_json::{Map, Value};
 
@@ -31,7 +39,7 @@ pub struct Batch {
 }
 
 /// One stream record, with the fields the collector keeps as columns; `raw` is the record's JSON as
-/// received (unknown fields included).
+/// received.
 #[derive(Debug, Clone)]
 pub struct Record {
     pub id: String,
@@ -86,31 +94,68 @@ pub const RENDER_SOURCES: &[&str] = &["dom", "explicit", "frame"];
 pub const TOKEN_SOURCES: &[&str] = &["usage", "estimate"];
 pub const BROWSERS: &[&str] = &["chromium", "firefox", "safari", "edge", "node", "other"];
 
-const ID_MAX: usize = 128;
-/// 2100-01-01T00:00:00Z in epoch ms.
-pub const MAX_STARTED_AT: f64 = 4_102_444_800_000.0;
-const NAME_MAX: usize = 256;
+/// How far before the collector's clock `startedAt` and `sentAt` may be: 30 days. Older records
+/// would rewrite the rollups of a settled past; the meter drops unsent records before they are this
+/// old (`js/lib/beacons/record-bounds.js`).
+pub const MAX_AGE_MS: i64 = 30 * 24 * 3_600_000;
+/// How far after the collector's clock `startedAt` and `sentAt` may be: 1 hour, room for a client's
+/// clock that runs fast, not for records from the future.
+pub const MAX_AHEAD_MS: i64 = 3_600_000;
+/// The earliest and latest epoch ms of the schema itself (1970 to 2100-01-01T00:00:00Z), whatever
+/// the clock: window and bucket arithmetic on `startedAt` then stays far from overflow.
+pub const EARLIEST_EPOCH_MS: f64 = 0.0;
+pub const LATEST_EPOCH_MS: f64 = 4_102_444_800_000.0;
 
-/// Checks a parsed JSON value as an envelope.
-pub fn envelope(value: &Value) -> Result<Batch, Invalid> {
+/// Lengths in characters (Unicode scalar values, as JSON Schema's `maxLength` counts them).
+const ID_CHARS: usize = 128;
+const NAME_CHARS: usize = 256;
+/// What the meter sends at most (`js/lib/beacons/record-url.js`).
+const URL_CHARS: usize = 2048;
+/// `navigator.connection.effectiveType` is a few characters (`slow-2g`); it is a grouping dimension,
+/// so it is kept short.
+const CONNECTION_CHARS: usize = 32;
+
+/// The plausible range of a number, and what it means, for the message.
+struct Range {
+    min: f64,
+    max: f64,
+    meaning: &'static str,
+}
+
+/// A time span in ms: up to 1 hour.
+const DURATION: Range = Range { min: 0.0, max: 3_600_000.0, meaning: "milliseconds, up to 1 hour" };
+/// A count of tokens, events, stalls or retries.
+const COUNT: Range = Range { min: 0.0, max: 10_000_000.0, meaning: "a count, up to 10 million" };
+/// 1000 / TPOT. A million is far past any model; more only comes of thousands of tokens painted in
+/// one frame, which the meter drops rather than have its batch refused.
+const TOKENS_PER_SECOND: Range = Range { min: 0.0, max: 1_000_000.0, meaning: "tokens per second, up to a million" };
+const SAMPLE_RATE: Range = Range { min: 0.0, max: 1.0, meaning: "a sampling rate" };
+const DEFINITION: Range = Range { min: 1.0, max: 1000.0, meaning: "a metric definition version" };
+/// 0 for an opaque response; three digits otherwise.
+const HTTP_STATUS: Range = Range { min: 0.0, max: 999.0, meaning: "an HTTP status" };
+const DEVICE_MEMORY_GB: Range = Range { min: 0.0, max: 1024.0, meaning: "GiB of device memory" };
+const CORES: Range = Range { min: 1.0, max: 4096.0, meaning: "logical cores" };
+
+/// Checks a parsed JSON value as an envelope, `now_ms` being the collector's clock (epoch ms; any
+/// value is safe). O(size of the value): each field is read once, and the search for a field the
+/// schema does not name compares each key with the few known ones. Never panics.
+pub fn envelope(value: &Value, now_ms: i64) -> Result<Batch, Invalid> {
     let Some(obj) = value.as_object() else {
         return Err(Invalid { field: None, problem: format!("expected a JSON object (the envelope), got {}", kind(value)) });
     };
-    let o = Obj { map: obj, path: String::new() };
+    let window = Window::around(now_ms);
+    let mut o = Obj::new(obj, String::new());
     let v = o.get("v")?;
     if v.as_f64() != Some(1.0) {
         return Err(o.invalid("v", format!("expected 1 (envelope version), got {}", show(v))));
     }
-    let def = o.integer_min("def", 1)?;
-    let sent_at = o.number("sentAt")?;
+    let def = o.integer("def", &DEFINITION)?;
+    let sent_at = o.epoch_ms("sentAt", &window)?;
     let session_id = o.id("sessionId")?;
     let page_id = o.id("pageId")?;
     let batch_id = o.id("batchId")?;
-    let retry = o.integer_min("retry", 0)?;
-    let sample_rate = o.number("sampleRate")?;
-    if !(0.0..=1.0).contains(&sample_rate) {
-        return Err(o.invalid("sampleRate", format!("must be between 0 and 1, got {sample_rate}")));
-    }
+    let retry = o.integer("retry", &COUNT)?;
+    let sample_rate = o.number("sampleRate", &SAMPLE_RATE)?;
     let records_value = o.get("records")?;
     let Some(items) = records_value.as_array() else {
         return Err(o.invalid("records", format!("expected an array, got {}", kind(records_value))));
@@ -118,79 +163,103 @@ pub fn envelope(value: &Value) -> Result<Batch, Invalid> {
     if items.is_empty() {
         return Err(o.invalid("records", "must hold at least one record".into()));
     }
+    o.no_other_fields()?;
     let mut records = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        records.push(record(item, &format!("records[{i}]"))?);
+        records.push(record(item, &format!("records[{i}]"), &window)?);
     }
     Ok(Batch { def, sent_at, session_id, page_id, batch_id, retry, sample_rate, records })
 }
 
-fn record(value: &Value, path: &str) -> Result<Record, Invalid> {
+/// The epoch ms `startedAt` and `sentAt` may take at a given clock: the schema's range cut to the
+/// window around the clock.
+struct Window {
+    earliest: f64,
+    latest: f64,
+}
+
+impl Window {
+    fn around(now_ms: i64) -> Window {
+        Window {
+            earliest: (now_ms.saturating_sub(MAX_AGE_MS) as f64).max(EARLIEST_EPOCH_MS),
+            latest: (now_ms.saturating_add(MAX_AHEAD_MS) as f64).min(LATEST_EPOCH_MS),
+        }
+    }
+}
+
+fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid> {
     let Some(map) = value.as_object() else {
         return Err(Invalid { field: Some(path.into()), problem: format!("expected an object (a stream record), got {}", kind(value)) });
     };
-    let o = Obj { map, path: format!("{path}.") };
+    let mut o = Obj::new(map, format!("{path}."));
     // Checked in the order of the schema's `required` list, so the first problem named is the first
     // field a reader of the schema would look at.
     let id = o.id("id")?;
-    let started_at = o.number("startedAt")?;
-    // Epoch ms between 1970 and 2100: a wider value is a broken clock, and would overflow time buckets.
-    if !(0.0..=MAX_STARTED_AT).contains(&started_at) {
-        return Err(o.invalid("startedAt", format!("must be epoch milliseconds between 0 and {MAX_STARTED_AT} (year 2100), got {started_at}")));
-    }
-    let url = o.nullable_string("url", None)?;
+    let started_at = o.epoch_ms("startedAt", window)?;
+    let url = o.nullable_string("url", URL_CHARS)?;
     if let Some(u) = &url {
         if u.contains(['?', '#']) {
             return Err(o.invalid("url", "must not contain a query or fragment ('?' or '#'): the meter strips them".into()));
         }
     }
-    let model = o.nullable_string("model", Some(NAME_MAX))?;
-    let scenario = o.nullable_string("scenario", Some(NAME_MAX))?;
-    let variant = o.nullable_string("variant", Some(NAME_MAX))?;
-    let app_version = o.nullable_string("appVersion", Some(NAME_MAX))?;
+    let model = o.nullable_string("model", NAME_CHARS)?;
+    let scenario = o.nullable_string("scenario", NAME_CHARS)?;
+    let variant = o.nullable_string("variant", NAME_CHARS)?;
+    let app_version = o.nullable_string("appVersion", NAME_CHARS)?;
     let format = o.one_of("format", FORMATS, true)?;
     let status = o.one_of("status", STATUSES, false)?.unwrap_or_default();
-    let http_status = o.nullable_integer("httpStatus")?;
+    let http_status = o.nullable_integer("httpStatus", &HTTP_STATUS)?;
     let render_source = o.one_of("renderSource", RENDER_SOURCES, true)?;
-    let ttfb_ms = o.nullable_number("ttfbMs")?;
-    let ttft_ms = o.nullable_number("ttftMs")?;
-    let ttft_arrival_ms = o.nullable_number("ttftArrivalMs")?;
-    let ttfo_ms = o.nullable_number("ttfoMs")?;
-    let tpot_ms = o.nullable_number("tpotMs")?;
-    let tpot_arrival_ms = o.nullable_number("tpotArrivalMs")?;
-    let tokens_per_second = o.nullable_number("tokensPerSecond")?;
-    let output_tokens = o.count("outputTokens")?;
+    let ttfb_ms = o.nullable_number("ttfbMs", &DURATION)?;
+    let ttft_ms = o.nullable_number("ttftMs", &DURATION)?;
+    let ttft_arrival_ms = o.nullable_number("ttftArrivalMs", &DURATION)?;
+    let ttfo_ms = o.nullable_number("ttfoMs", &DURATION)?;
+    let tpot_ms = o.nullable_number("tpotMs", &DURATION)?;
+    let tpot_arrival_ms = o.nullable_number("tpotArrivalMs", &DURATION)?;
+    let tokens_per_second = o.nullable_number("tokensPerSecond", &TOKENS_PER_SECOND)?;
+    let output_tokens = o.integer("outputTokens", &COUNT)?;
     let token_source = o.one_of("tokenSource", TOKEN_SOURCES, false)?.unwrap_or_default();
-    let reasoning_tokens = o.count("reasoningTokens")?;
-    let output_events = o.count("outputEvents")?;
-    let by_kind = o.object("outputEventsByKind")?;
+    let reasoning_tokens = o.integer("reasoningTokens", &COUNT)?;
+    let output_events = o.integer("outputEvents", &COUNT)?;
+    let mut by_kind = o.object("outputEventsByKind")?;
     for k in ["answer", "reasoning", "tool"] {
-        by_kind.count(k)?;
+        by_kind.integer(k, &COUNT)?;
     }
+    by_kind.no_other_fields()?;
     let gaps = o.quantiles("gaps")?;
     let arrival_gaps = o.quantiles("arrivalGaps")?;
-    let jitter_ms = o.nullable_number("jitterMs")?;
+    let jitter_ms = o.nullable_number("jitterMs", &DURATION)?;
     let (stall_count, stall_count_1000, stall_longest_ms, stall_total_ms) = match o.nullable_object("stalls")? {
         None => (None, None, None, None),
-        Some(s) => (Some(s.count("count")?), Some(s.count("count1000")?), Some(s.number("longestMs")?), Some(s.number("totalMs")?)),
+        Some(mut s) => {
+            let stalls = (s.integer("count", &COUNT)?, s.integer("count1000", &COUNT)?, s.number("longestMs", &DURATION)?, s.number("totalMs", &DURATION)?);
+            s.no_other_fields()?;
+            (Some(stalls.0), Some(stalls.1), Some(stalls.2), Some(stalls.3))
+        }
     };
     let (render_delay_p50_ms, render_delay_p90_ms) = match o.nullable_object("renderDelay")? {
         None => (None, None),
-        Some(r) => (Some(r.number("p50")?), Some(r.number("p90")?)),
+        Some(mut r) => {
+            let delays = (r.number("p50", &DURATION)?, r.number("p90", &DURATION)?);
+            r.no_other_fields()?;
+            (Some(delays.0), Some(delays.1))
+        }
     };
-    let duration_ms = o.nullable_number("durationMs")?;
+    let duration_ms = o.nullable_number("durationMs", &DURATION)?;
     let hidden = o.boolean("hidden")?;
-    let finish_reason = o.nullable_string("finishReason", Some(NAME_MAX))?;
-    let anomalies = o.object("anomalies")?;
-    anomalies.count("malformedEvents")?;
-    anomalies.count("oversizeDropped")?;
+    let finish_reason = o.nullable_string("finishReason", NAME_CHARS)?;
+    let mut anomalies = o.object("anomalies")?;
+    anomalies.integer("malformedEvents", &COUNT)?;
+    anomalies.integer("oversizeDropped", &COUNT)?;
     anomalies.boolean("unterminatedLast")?;
-    let def = o.integer_min("def", 1)?;
-    let connection = o.nullable_string("connection", None)?;
-    let rtt_ms = o.nullable_number("rttMs")?;
-    let device_memory_gb = o.nullable_number("deviceMemoryGb")?;
-    let cores = o.nullable_integer("cores")?;
+    anomalies.no_other_fields()?;
+    let def = o.integer("def", &DEFINITION)?;
+    let connection = o.nullable_string("connection", CONNECTION_CHARS)?;
+    let rtt_ms = o.nullable_number("rttMs", &DURATION)?;
+    let device_memory_gb = o.nullable_number("deviceMemoryGb", &DEVICE_MEMORY_GB)?;
+    let cores = o.nullable_integer("cores", &CORES)?;
     let browser = o.one_of("browser", BROWSERS, false)?.unwrap_or_default();
+    o.no_other_fields()?;
     Ok(Record {
         id,
         started_at,
@@ -239,105 +308,145 @@ fn record(value: &Value, path: &str) -> Result<Record, Invalid> {
     })
 }
 
-/// An object being checked, with the path prefix of its fields.
+/// An object being checked, with the path prefix of its fields and the fields read so far.
 struct Obj<'a> {
     map: &'a Map<String, Value>,
     path: String,
+    /// Every field the schema names is required, so once all of them are read, a field not read is
+    /// one the schema does not name.
+    read: Vec<&'static str>,
 }
 
 impl<'a> Obj<'a> {
+    fn new(map: &'a Map<String, Value>, path: String) -> Obj<'a> {
+        Obj { map, path, read: Vec::new() }
+    }
+
     fn invalid(&self, key: &str, problem: String) -> Invalid {
         Invalid { field: Some(format!("{}{key}", self.path)), problem }
     }
 
-    fn get(&self, key: &str) -> Result<&'a Value, Invalid> {
-        self.map.get(key).ok_or_else(|| self.invalid(key, "required field is missing".into()))
+    fn get(&mut self, key: &'static str) -> Result<&'a Value, Invalid> {
+        let value = self.map.get(key).ok_or_else(|| self.invalid(key, "required field is missing".into()))?;
+        self.read.push(key);
+        Ok(value)
+    }
+
+    /// Refuses a field that was not read; called once every field of the object has been.
+    /// O(fields × fields read).
+    fn no_other_fields(&self) -> Result<(), Invalid> {
+        if self.map.len() == self.read.len() {
+            return Ok(());
+        }
+        match self.map.keys().find(|k| !self.read.contains(&k.as_str())) {
+            // The name is the sender's: cut short, so a huge key is not echoed back whole.
+            Some(unknown) => Err(self.invalid(&cut(unknown, 64), "unknown field: the schema (beacon.v1) does not name it".into())),
+            None => Ok(()),
+        }
     }
 
     fn wrong(&self, key: &str, expected: &str, got: &Value) -> Invalid {
         self.invalid(key, format!("expected {expected}, got {}", kind(got)))
     }
 
-    fn number(&self, key: &str) -> Result<f64, Invalid> {
+    fn out_of_range(&self, key: &str, range: &Range, got: &Value) -> Invalid {
+        self.invalid(key, format!("must be between {} and {} ({}), got {}", range.min, range.max, range.meaning, show(got)))
+    }
+
+    /// A number within `range`, read from `v` (a field's value, `expected` naming the type wanted).
+    fn number_in(&self, key: &str, v: &Value, range: &Range, expected: &str) -> Result<f64, Invalid> {
+        let f = v.as_f64().ok_or_else(|| self.wrong(key, expected, v))?;
+        if !(range.min..=range.max).contains(&f) {
+            return Err(self.out_of_range(key, range, v));
+        }
+        Ok(f)
+    }
+
+    fn number(&mut self, key: &'static str, range: &Range) -> Result<f64, Invalid> {
         let v = self.get(key)?;
-        v.as_f64().filter(|_| v.is_number()).ok_or_else(|| self.wrong(key, "a number", v))
+        self.number_in(key, v, range, "a number")
     }
 
-    fn nullable_number(&self, key: &str) -> Result<Option<f64>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        v.as_f64().filter(|_| v.is_number()).map(Some).ok_or_else(|| self.wrong(key, "a number or null", v))
-    }
-
-    fn integer_value(&self, key: &str, v: &Value, expected: &str) -> Result<i64, Invalid> {
-        if let Some(i) = v.as_i64() {
-            return Ok(i);
-        }
-        if v.is_u64() {
-            return Err(self.invalid(key, format!("{} is out of range", show(v))));
-        }
-        match v.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Ok(f as i64),
-            Some(_) => Err(self.invalid(key, format!("expected an integer, got {}", show(v)))),
-            None => Err(self.wrong(key, expected, v)),
-        }
-    }
-
-    fn integer_min(&self, key: &str, min: i64) -> Result<i64, Invalid> {
-        let v = self.get(key)?;
-        let i = self.integer_value(key, v, "an integer")?;
-        if i < min {
-            return Err(self.invalid(key, format!("must be at least {min}, got {i}")));
-        }
-        Ok(i)
-    }
-
-    /// A `count`: an integer of at least 0.
-    fn count(&self, key: &str) -> Result<i64, Invalid> {
-        self.integer_min(key, 0)
-    }
-
-    fn nullable_integer(&self, key: &str) -> Result<Option<i64>, Invalid> {
+    fn nullable_number(&mut self, key: &'static str, range: &Range) -> Result<Option<f64>, Invalid> {
         let v = self.get(key)?;
         if v.is_null() {
             return Ok(None);
         }
-        self.integer_value(key, v, "an integer or null").map(Some)
+        self.number_in(key, v, range, "a number or null").map(Some)
     }
 
-    fn boolean(&self, key: &str) -> Result<bool, Invalid> {
+    /// An integer within `range` (whose bounds are integers far below 2^53, so the cast is exact).
+    fn integer_in(&self, key: &str, v: &Value, range: &Range, expected: &str) -> Result<i64, Invalid> {
+        let f = v.as_f64().ok_or_else(|| self.wrong(key, expected, v))?;
+        if f.fract() != 0.0 {
+            return Err(self.invalid(key, format!("expected an integer, got {}", show(v))));
+        }
+        if !(range.min..=range.max).contains(&f) {
+            return Err(self.out_of_range(key, range, v));
+        }
+        Ok(f as i64)
+    }
+
+    fn integer(&mut self, key: &'static str, range: &Range) -> Result<i64, Invalid> {
+        let v = self.get(key)?;
+        self.integer_in(key, v, range, "an integer")
+    }
+
+    fn nullable_integer(&mut self, key: &'static str, range: &Range) -> Result<Option<i64>, Invalid> {
+        let v = self.get(key)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        self.integer_in(key, v, range, "an integer or null").map(Some)
+    }
+
+    /// Epoch ms within the window around the collector's clock.
+    fn epoch_ms(&mut self, key: &'static str, window: &Window) -> Result<f64, Invalid> {
+        let v = self.get(key)?;
+        let at = v.as_f64().ok_or_else(|| self.wrong(key, "a number", v))?;
+        if !(window.earliest..=window.latest).contains(&at) {
+            return Err(self.invalid(
+                key,
+                format!(
+                    "must be epoch milliseconds within the 30 days before the collector's clock and at most 1 hour after it, from {} to {} now, got {}",
+                    window.earliest,
+                    window.latest,
+                    show(v)
+                ),
+            ));
+        }
+        Ok(at)
+    }
+
+    fn boolean(&mut self, key: &'static str) -> Result<bool, Invalid> {
         let v = self.get(key)?;
         v.as_bool().ok_or_else(|| self.wrong(key, "true or false", v))
     }
 
-    fn id(&self, key: &str) -> Result<String, Invalid> {
+    fn id(&mut self, key: &'static str) -> Result<String, Invalid> {
         let v = self.get(key)?;
         let s = v.as_str().ok_or_else(|| self.wrong(key, "a string", v))?;
         let n = s.chars().count();
-        if n == 0 || n > ID_MAX {
-            return Err(self.invalid(key, format!("must be 1 to {ID_MAX} characters long, got {n}")));
+        if n == 0 || n > ID_CHARS {
+            return Err(self.invalid(key, format!("must be 1 to {ID_CHARS} characters long, got {n}")));
         }
         Ok(s.to_owned())
     }
 
-    fn nullable_string(&self, key: &str, max: Option<usize>) -> Result<Option<String>, Invalid> {
+    fn nullable_string(&mut self, key: &'static str, max_chars: usize) -> Result<Option<String>, Invalid> {
         let v = self.get(key)?;
         if v.is_null() {
             return Ok(None);
         }
         let s = v.as_str().ok_or_else(|| self.wrong(key, "a string or null", v))?;
-        if let Some(max) = max {
-            let n = s.chars().count();
-            if n > max {
-                return Err(self.invalid(key, format!("must be at most {max} characters long, got {n}")));
-            }
+        let n = s.chars().count();
+        if n > max_chars {
+            return Err(self.invalid(key, format!("must be at most {max_chars} characters long, got {n}")));
         }
         Ok(Some(s.to_owned()))
     }
 
-    fn one_of(&self, key: &str, allowed: &[&str], nullable: bool) -> Result<Option<String>, Invalid> {
+    fn one_of(&mut self, key: &'static str, allowed: &[&str], nullable: bool) -> Result<Option<String>, Invalid> {
         let v = self.get(key)?;
         if v.is_null() && nullable {
             return Ok(None);
@@ -352,25 +461,27 @@ impl<'a> Obj<'a> {
         }
     }
 
-    fn object(&self, key: &str) -> Result<Obj<'a>, Invalid> {
+    fn object(&mut self, key: &'static str) -> Result<Obj<'a>, Invalid> {
         let v = self.get(key)?;
         let map = v.as_object().ok_or_else(|| self.wrong(key, "an object", v))?;
-        Ok(Obj { map, path: format!("{}{key}.", self.path) })
+        Ok(Obj::new(map, format!("{}{key}.", self.path)))
     }
 
-    fn nullable_object(&self, key: &str) -> Result<Option<Obj<'a>>, Invalid> {
+    fn nullable_object(&mut self, key: &'static str) -> Result<Option<Obj<'a>>, Invalid> {
         let v = self.get(key)?;
         if v.is_null() {
             return Ok(None);
         }
         let map = v.as_object().ok_or_else(|| self.wrong(key, "an object or null", v))?;
-        Ok(Some(Obj { map, path: format!("{}{key}.", self.path) }))
+        Ok(Some(Obj::new(map, format!("{}{key}.", self.path))))
     }
 
-    /// `{ p50, p90, p99, max }` or null.
-    fn quantiles(&self, key: &str) -> Result<Option<[f64; 4]>, Invalid> {
-        let Some(q) = self.nullable_object(key)? else { return Ok(None) };
-        Ok(Some([q.number("p50")?, q.number("p90")?, q.number("p99")?, q.number("max")?]))
+    /// `{ p50, p90, p99, max }` (durations) or null.
+    fn quantiles(&mut self, key: &'static str) -> Result<Option<[f64; 4]>, Invalid> {
+        let Some(mut q) = self.nullable_object(key)? else { return Ok(None) };
+        let quantiles = [q.number("p50", &DURATION)?, q.number("p90", &DURATION)?, q.number("p99", &DURATION)?, q.number("max", &DURATION)?];
+        q.no_other_fields()?;
+        Ok(Some(quantiles))
     }
 }
 
@@ -387,10 +498,13 @@ fn kind(v: &Value) -> &'static str {
 
 /// A value for an error message, cut short.
 fn show(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 80 {
-        format!("{}…", s.chars().take(80).collect::<String>())
-    } else {
-        s
+    cut(&v.to_string(), 80)
+}
+
+/// `s` up to `max` characters, with `…` when cut.
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &s[..end]),
+        None => s.to_owned(),
     }
 }

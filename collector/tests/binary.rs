@@ -3,7 +3,7 @@
 mod common;
 
 use clap::CommandFactory;
-use common::{envelope, record, request, TempDir};
+use common::{envelope, recent, record, request, TempDir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -221,7 +221,8 @@ fn starts_logs_its_address_and_serves() {
     let resp = request(addr, "POST", "/v1/beacons", &[("content-type", "text/plain;charset=UTF-8")], body.as_bytes(), false);
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert!(db.exists(), "the database and its parent directories were created");
-    let resp = request(addr, "GET", "/api/summary?from=1699999999000&to=1700000001000&groupBy=model", &[], b"", false);
+    let query = format!("/api/summary?from={}&to={}&groupBy=model", recent(1_699_999_999_000.0) as i64, recent(1_700_000_001_000.0) as i64);
+    let resp = request(addr, "GET", &query, &[], b"", false);
     assert_eq!(resp.json()["groups"][0]["count"], 1);
 }
 

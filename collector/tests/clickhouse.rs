@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{backend, envelope, record, TempDir};
+use common::{backend, envelope, now_ms, recent, record, TempDir};
 use llm_ux_collector::dims::{Dim, Metric};
 use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
@@ -19,9 +19,10 @@ use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, Selection, Store};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::LazyLock;
 
 /// 2023-11-15 00:00 UTC: the records span midnight, so two day partitions and two day rollups.
-const T0: f64 = 1_700_006_400_000.0;
+static T0: LazyLock<f64> = LazyLock::new(|| recent(1_700_006_400_000.0));
 const HOUR: f64 = 3_600_000.0;
 
 /// Dimension values that break naive SQL or text formats (all within the schema's 256 characters).
@@ -61,7 +62,7 @@ fn dataset() -> Vec<Value> {
             r["scenario"] = [json!("chat"), Value::Null, json!("")][i % 3].clone();
             r["variant"] = json!(HOSTILE[(i / 3) % HOSTILE.len()]);
             r["connection"] = [json!("4g"), Value::Null][i % 2].clone();
-            r["startedAt"] = json!(T0 - 2.0 * HOUR + i as f64 * 36_011.3);
+            r["startedAt"] = json!(*T0 - 2.0 * HOUR + i as f64 * 36_011.3);
             r["ttftMs"] = if i % 7 == 0 { Value::Null } else { json!(100.0 + (i * 37 % 1900) as f64 + 0.125) };
             r["tpotMs"] = json!(5.0 + (i % 50) as f64 / 4.0);
             r["outputTokens"] = json!(i * 13 % 900);
@@ -89,7 +90,7 @@ fn batches() -> Vec<Batch> {
             }
             let mut env = envelope(list);
             env["batchId"] = json!(format!("b-{n}"));
-            validate::envelope(&env).unwrap()
+            validate::envelope(&env, now_ms()).unwrap()
         })
         .collect()
 }
@@ -134,7 +135,7 @@ fn assert_same_rollups(mut ch: Vec<(RollupKey, Rollup)>, mut sqlite: Vec<(Rollup
 
 /// Every read of both stores agrees, over windows that cut the data and filters on each hostile value.
 fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
-    let t0 = T0 as i64;
+    let t0 = *T0 as i64;
     let windows = [(t0 - 3 * HOUR as i64, t0 + 3 * HOUR as i64), (t0 - 1, t0 + 1), (t0, t0 + HOUR as i64), (t0 - 90 * 60_000, t0 - 89 * 60_000)];
     let mut filter_sets: Vec<Vec<(Dim, Vec<String>)>> = vec![vec![], vec![(Dim::Model, vec!["ñ".repeat(256)])], vec![(Dim::Scenario, vec![String::new()])]];
     filter_sets.extend(HOSTILE.iter().map(|v| vec![(Dim::Model, vec![v.to_string()])]));
@@ -198,7 +199,7 @@ fn group_keys() -> Vec<GroupKey> {
 /// On [`dataset`]: a group set selects the records of each of its keys and no other, and the
 /// busiest groups are ranked by streams, then by key.
 fn assert_group_reads_see_the_data(store: &dyn Store) {
-    let (from, to) = ((T0 - 3.0 * HOUR) as i64, (T0 + 3.0 * HOUR) as i64);
+    let (from, to) = ((*T0 - 3.0 * HOUR) as i64, (*T0 + 3.0 * HOUR) as i64);
     let keys = group_keys();
     let selected = sorted_rows(store, from, to, Selection { filters: &[], groups: Some(GroupSet { by: &[Dim::Model, Dim::Scenario], keys: &keys }) });
     for key in &keys[..4] {
@@ -260,7 +261,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     r["url"] = Value::Null;
     let mut env = envelope(vec![r]);
     env["sampleRate"] = json!(0.25);
-    insert_both(&ch, &sqlite, &validate::envelope(&env).unwrap());
+    insert_both(&ch, &sqlite, &validate::envelope(&env, now_ms()).unwrap());
     let text = backend::clickhouse("SELECT * FROM records WHERE id = 'cols' FORMAT JSONEachRow", Some(&db));
     let stored: serde_json::Map<String, Value> = serde_json::from_str(text.trim()).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -365,11 +366,11 @@ fn concurrent_batches_store_each_record_once() {
         let mut r = record(&format!("c-{n}"));
         r["model"] = json!(HOSTILE[n % HOSTILE.len()]);
         r["scenario"] = [json!("chat"), Value::Null, json!("")][n % 3].clone();
-        r["startedAt"] = json!(T0 + n as f64 * 7_001.0);
+        r["startedAt"] = json!(*T0 + n as f64 * 7_001.0);
         r["ttftMs"] = json!(100 + n % 900);
         r
     };
-    let batch_of = |b: usize| validate::envelope(&envelope((b * 5..b * 5 + 10).map(record_of).collect())).unwrap();
+    let batch_of = |b: usize| validate::envelope(&envelope((b * 5..b * 5 + 10).map(record_of).collect()), now_ms()).unwrap();
     let answers: Vec<Inserted> = std::thread::scope(|scope| {
         let (ch, batch_of) = (&ch, &batch_of);
         let senders: Vec<_> = (0..8).map(|t| scope.spawn(move || (0..10).map(|k| ch.insert_batch(&batch_of(k * 8 + t), 0).unwrap()).collect::<Vec<_>>())).collect();
@@ -382,7 +383,7 @@ fn concurrent_batches_store_each_record_once() {
     eprintln!("80 batches from 8 senders took {} rollup writes", writes.trim());
     let dir = TempDir::new("ch-reference");
     let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
-    sqlite.insert_batch(&validate::envelope(&envelope((0..distinct).map(record_of).collect())).unwrap(), 0).unwrap();
+    sqlite.insert_batch(&validate::envelope(&envelope((0..distinct).map(record_of).collect()), now_ms()).unwrap(), 0).unwrap();
     assert_same_answers(&ch, &sqlite);
 }
 

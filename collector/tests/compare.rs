@@ -3,13 +3,14 @@
 
 mod common;
 
-use common::{envelope, record, Server};
+use common::{envelope, recent, record, Server};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 
-const T0: f64 = 1_700_000_000_000.0;
+static T0: LazyLock<f64> = LazyLock::new(|| recent(1_700_000_000_000.0));
 
 struct Rng(u64);
 impl Rng {
@@ -27,7 +28,7 @@ fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, rng: &mut Rng) ->
             let mut r = record(&format!("{variant}-{i}"));
             r["variant"] = json!(variant);
             r["model"] = json!("m");
-            r["startedAt"] = json!(T0 + rng.unit() * 3_600_000.0);
+            r["startedAt"] = json!(*T0 + rng.unit() * 3_600_000.0);
             r["ttftMs"] = json!((300.0 + rng.unit() * 900.0).round());
             r["tpotMs"] = if i % 25 == 7 { Value::Null } else { json!(((tpot + (rng.unit() - 0.5) * tpot) * 2.0).round() / 2.0) };
             r["stalls"] = if i % 10 == 3 { Value::Null } else { json!({ "count": u64::from(rng.unit() * 100.0 < stall_percent), "count1000": 0, "longestMs": 0, "totalMs": 0 }) };
@@ -80,7 +81,7 @@ fn agrees_with_scipy_and_calls_the_smoother_arm() {
     let (a, b) = (arm("A", 420, 40.0, 12.0, &mut rng), arm("B", 380, 34.0, 4.0, &mut rng));
     ingest(&server, &a);
     ingest(&server, &b);
-    let q = format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from={}&to={}&slo.ttftMs=1000&slo.tpotMs=40", T0 as i64, (T0 + 3_600_000.0) as i64);
+    let q = format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from={}&to={}&slo.ttftMs=1000&slo.tpotMs=40", *T0 as i64, (*T0 + 3_600_000.0) as i64);
     let got = server.get(&q).json();
     let good = |share: &Value, n: usize| json!([(share.as_f64().unwrap() * n as f64).round(), n]);
     let want = reference(&a, &b, json!({ "a": good(&got["goodput"]["a"], a.len()), "b": good(&got["goodput"]["b"], b.len()) }));
@@ -110,7 +111,7 @@ fn no_difference_and_too_small_samples_are_said_so() {
     ingest(&server, &a);
     ingest(&server, &b);
     ingest(&server, &arm("C", 12, 10.0, 0.0, &mut rng));
-    let window = format!("from={}&to={}", T0 as i64, (T0 + 3_600_000.0) as i64);
+    let window = format!("from={}&to={}", *T0 as i64, (*T0 + 3_600_000.0) as i64);
     let same = server.get(&format!("/api/compare?a=A&b=B&{window}")).json();
     let want = reference(&a, &b, json!({ "a": [0, 1], "b": [0, 1] }));
     close(&same["mannWhitney"]["pValue"], &want["pValue"], "Mann-Whitney p");

@@ -1,10 +1,11 @@
 //! POST /v1/beacons over real HTTP against the collector's router and a temporary SQLite file:
-//! validation of every kind of bad input (nothing stored), idempotency, whole-batch atomicity, gzip,
-//! size limits, content types, the ingest key and CORS.
+//! validation of every kind of bad input (nothing stored), the bounds of every field and the clock
+//! window, idempotency, whole-batch atomicity, gzip, size limits, content types, the ingest key and
+//! CORS. (`contract.rs` checks the validator against the schema case by case, without HTTP.)
 
 mod common;
 
-use common::{backend, envelope, gzip, record, request, schema, Server};
+use common::{backend, envelope, gzip, now_ms, recent, record, request, schema, Server};
 use llm_ux_collector::MAX_BODY_BYTES;
 use serde_json::{json, Value};
 
@@ -30,7 +31,7 @@ fn a_valid_batch_is_stored_with_its_fields_as_columns() {
     assert_eq!(resp.json(), json!({ "accepted": 2, "duplicates": 0 }));
     // As text, so the same check reads either store (see common::backend::scalar).
     let column = |name: &str| server.scalar(&format!("SELECT {name} FROM records WHERE id = 'r1'"));
-    let expected = [
+    let expected: [(&str, &str); 20] = [
         ("model", "gpt-test"),
         ("scenario", "chat"),
         ("variant", "A"),
@@ -38,7 +39,7 @@ fn a_valid_batch_is_stored_with_its_fields_as_columns() {
         ("connection", "4g"),
         ("format", "openai"),
         ("status", "ok"),
-        ("started_at", "1700000000000"),
+        ("started_at", &(recent(1_700_000_000_000.0) as i64).to_string()),
         ("ttft_ms", "420.25"),
         ("ttft_arrival_ms", "400"),
         ("tpot_ms", "31.5"),
@@ -171,8 +172,8 @@ fn every_field_of_the_wrong_type_is_named() {
     let cases: Vec<(&str, Value, &str)> = vec![
         ("ttftMs", json!("420"), "expected a number or null, got a string"),
         ("startedAt", json!(null), "expected a number, got null"),
-        ("startedAt", json!(1e19), "must be epoch milliseconds between 0 and 4102444800000"),
-        ("startedAt", json!(-1), "must be epoch milliseconds between 0 and 4102444800000"),
+        ("startedAt", json!(1e19), "must be epoch milliseconds within the 30 days before the collector's clock"),
+        ("startedAt", json!(-1), "must be epoch milliseconds within the 30 days before the collector's clock"),
         ("outputTokens", json!(12.5), "expected an integer"),
         ("outputTokens", json!(null), "expected an integer"),
         ("hidden", json!("false"), "expected true or false"),
@@ -230,8 +231,8 @@ fn ranges_lengths_and_patterns() {
         r[field] = value;
         envelope(vec![r])
     };
-    assert_rejected(&server, &with("outputTokens", json!(-1)), Some("records[0].outputTokens"), "at least 0");
-    assert_rejected(&server, &with("def", json!(0)), Some("records[0].def"), "at least 1");
+    assert_rejected(&server, &with("outputTokens", json!(-1)), Some("records[0].outputTokens"), "between 0 and 10000000");
+    assert_rejected(&server, &with("def", json!(0)), Some("records[0].def"), "between 1 and 1000");
     assert_rejected(&server, &with("id", json!("")), Some("records[0].id"), "1 to 128 characters");
     assert_rejected(&server, &with("id", json!("é".repeat(129))), Some("records[0].id"), "1 to 128 characters");
     assert_rejected(&server, &with("model", json!("m".repeat(257))), Some("records[0].model"), "at most 256");
@@ -242,23 +243,144 @@ fn ranges_lengths_and_patterns() {
     assert_rejected(&server, &body, Some("sampleRate"), "between 0 and 1");
     body["sampleRate"] = json!(0.5);
     body["retry"] = json!(-1);
-    assert_rejected(&server, &body, Some("retry"), "at least 0");
+    assert_rejected(&server, &body, Some("retry"), "between 0 and 10000000");
     body["retry"] = json!(0);
     body["records"] = json!([]);
     assert_rejected(&server, &body, Some("records"), "at least one record");
     body["records"] = json!([record("ok"), "not a record"]);
     assert_rejected(&server, &body, Some("records[1]"), "expected an object");
     // The limits themselves are accepted: 128-character id (in characters, not bytes), 256-character
-    // name, integral numbers written with a fraction, unknown fields.
+    // name, integral numbers written with a fraction.
     let mut r = record(&"é".repeat(128));
     r["model"] = json!("m".repeat(256));
     r["outputTokens"] = json!(120.0);
-    r["someFutureField"] = json!({ "x": 1 });
-    let mut body = envelope(vec![r]);
-    body["anotherFutureField"] = json!(true);
-    let resp = server.post_json("/v1/beacons", &body);
+    let resp = server.post_json("/v1/beacons", &envelope(vec![r]));
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert_eq!(server.row_count(), 1);
+}
+
+const HOUR_MS: f64 = 3_600_000.0;
+const DAY_MS: f64 = 24.0 * HOUR_MS;
+
+/// What the hardening issue (#14) sent, and more like it: each refused with 400 naming the field, in
+/// the second record of its batch, and nothing of the batch stored.
+#[test]
+fn unbounded_strings_and_implausible_figures_are_refused_naming_the_field() {
+    let server = Server::start(&[]);
+    let now = now_ms() as f64;
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("connection", json!("x".repeat(10_000)), "at most 32 characters"),
+        ("connection", json!("x".repeat(33)), "at most 32 characters"),
+        ("url", json!(format!("https://a.example/{}", "p".repeat(10_000))), "at most 2048 characters"),
+        ("model", json!("m".repeat(100_000)), "at most 256 characters"),
+        ("finishReason", json!("f".repeat(257)), "at most 256 characters"),
+        ("ttftMs", json!(-5000), "between 0 and 3600000 (milliseconds, up to 1 hour), got -5000"),
+        ("durationMs", json!(-1e308), "got -1e+308"),
+        ("tpotMs", json!(1.7e308), "got 1.7e+308"),
+        ("ttftMs", json!(2.0 * HOUR_MS), "up to 1 hour"),
+        ("rttMs", json!(-1), "between 0 and 3600000"),
+        ("cores", json!(-5), "between 1 and 4096"),
+        ("deviceMemoryGb", json!(1e6), "between 0 and 1024"),
+        ("outputTokens", json!(20_000_000), "between 0 and 10000000 (a count, up to 10 million)"),
+        ("reasoningTokens", json!(-1), "between 0 and 10000000"),
+        ("tokensPerSecond", json!(1e7), "between 0 and 1000000"),
+        ("httpStatus", json!(1000), "between 0 and 999"),
+        ("def", json!(1001), "between 1 and 1000"),
+        ("startedAt", json!(now - 31.0 * DAY_MS), "within the 30 days before the collector's clock and at most 1 hour after it"),
+        ("startedAt", json!(now + 2.0 * HOUR_MS), "within the 30 days before the collector's clock and at most 1 hour after it"),
+    ];
+    for (field, value, problem) in cases {
+        let mut bad = record("bad-1");
+        bad[field] = value;
+        assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some(&format!("records[1].{field}")), problem);
+    }
+    let nested: Vec<(&str, &str, Value)> = vec![
+        ("stalls", "totalMs", json!(1.7e308)),
+        ("stalls", "count", json!(10_000_001)),
+        ("gaps", "p99", json!(-1)),
+        ("arrivalGaps", "max", json!(HOUR_MS + 0.5)),
+        ("renderDelay", "p90", json!(4e6)),
+        ("outputEventsByKind", "tool", json!(10_000_001)),
+        ("anomalies", "malformedEvents", json!(-1)),
+    ];
+    for (object, field, value) in nested {
+        let mut bad = record("bad-1");
+        bad[object][field] = value;
+        assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some(&format!("records[1].{object}.{field}")), "between");
+    }
+    for (field, value, problem) in [
+        ("sentAt", json!(now + 2.0 * HOUR_MS), "within the 30 days"),
+        ("sentAt", json!(now - 31.0 * DAY_MS), "within the 30 days"),
+        ("retry", json!(10_000_001), "between 0 and 10000000"),
+        ("def", json!(0), "between 1 and 1000"),
+    ] {
+        let mut body = envelope(vec![record("ok-0")]);
+        body[field] = value;
+        assert_rejected(&server, &body, Some(field), problem);
+    }
+    assert_eq!(server.row_count(), 0);
+}
+
+/// The bounds themselves, and times at the edges of the window (a minute inside, for the time the
+/// request takes), are accepted and stored.
+#[test]
+fn figures_at_their_bounds_are_accepted() {
+    let server = Server::start(&[]);
+    let now = now_ms() as f64;
+    let mut edges: Vec<Value> = Vec::new();
+    for (i, (field, value)) in [
+        ("startedAt", json!(now - 30.0 * DAY_MS + 60_000.0)),
+        ("startedAt", json!(now + HOUR_MS - 60_000.0)),
+        ("connection", json!("c".repeat(32))),
+        ("url", json!(format!("https://a.example/{}", "p".repeat(2048 - 18)))),
+        ("ttftMs", json!(HOUR_MS)),
+        ("durationMs", json!(0)),
+        ("outputTokens", json!(10_000_000)),
+        ("tokensPerSecond", json!(1e6)),
+        ("cores", json!(4096)),
+        ("deviceMemoryGb", json!(0.25)),
+        ("httpStatus", json!(0)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = record(&format!("edge-{i}"));
+        r[field] = value;
+        edges.push(r);
+    }
+    let mut body = envelope(edges);
+    body["sentAt"] = json!(now - 30.0 * DAY_MS + 60_000.0);
+    let resp = server.post_json("/v1/beacons", &body);
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(server.row_count(), 11);
+    assert_eq!(server.scalar("SELECT length(url) FROM records WHERE id = 'edge-3'"), "2048");
+}
+
+/// `additionalProperties: false` at every level of the schema: a field it does not name is refused,
+/// named with its path, and nothing of the batch is stored.
+#[test]
+fn unknown_fields_are_refused_at_every_level() {
+    let server = Server::start(&[]);
+    let mut body = envelope(vec![record("ok-0")]);
+    body["extra"] = json!(1);
+    assert_rejected(&server, &body, Some("extra"), "unknown field");
+    let mut bad = record("bad-1");
+    bad["injected"] = json!("unknown field");
+    assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some("records[1].injected"), "unknown field");
+    // A field of the schema, in the wrong place, is unknown there.
+    let mut bad = record("bad-1");
+    bad["sessionId"] = json!("s-2");
+    assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some("records[1].sessionId"), "unknown field");
+    for object in ["outputEventsByKind", "gaps", "arrivalGaps", "stalls", "renderDelay", "anomalies"] {
+        let mut bad = record("bad-1");
+        bad[object]["p75"] = json!(1);
+        assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some(&format!("records[1].{object}.p75")), "unknown field");
+    }
+    // A huge name is named cut short.
+    let mut bad = record("bad-1");
+    bad["k".repeat(100_000)] = json!(1);
+    assert_rejected(&server, &envelope(vec![bad]), Some(&format!("records[0].{}…", "k".repeat(64))), "unknown field");
+    assert_eq!(server.row_count(), 0);
 }
 
 #[test]
@@ -284,7 +406,7 @@ fn the_same_batch_twice_is_all_duplicates_and_changes_no_row() {
     std::thread::sleep(std::time::Duration::from_millis(5)); // a rewrite would change received_at
     let mut retry = body.clone();
     retry["retry"] = json!(1);
-    retry["sentAt"] = json!(1_700_000_009_000.0);
+    retry["sentAt"] = json!(recent(1_700_000_009_000.0));
     let resp = server.post_json("/v1/beacons", &retry);
     assert_eq!(resp.status, 200);
     assert_eq!(resp.json(), json!({ "accepted": 0, "duplicates": 5 }));

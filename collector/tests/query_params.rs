@@ -54,7 +54,7 @@ fn small_store(dir: &TempDir, now: i64) -> SqliteStore {
         .collect();
     let mut env = envelope(records);
     env["sentAt"] = json!(now as f64);
-    store.insert_batch(&validate::envelope(&env).unwrap(), now).unwrap();
+    store.insert_batch(&validate::envelope(&env, now).unwrap(), now).unwrap();
     store
 }
 

@@ -11,6 +11,10 @@ use llm_ux_collector::{summary, validate};
 use serde_json::{json, Value};
 use std::path::Path;
 
+/// The collector's clock when the records below were sent: the end of their span, so they are inside
+/// its ingest window.
+const CLOCK: i64 = 1_700_300_000_000;
+
 /// The summary of 400 records stored in a fresh file at `path`, before any migration.
 fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::params::Window) -> Value {
     let store = SqliteStore::open(path).unwrap();
@@ -27,7 +31,8 @@ fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::params::W
     for chunk in records.chunks(100) {
         let mut env = envelope(chunk.to_vec());
         env["batchId"] = chunk[0]["id"].clone();
-        store.insert_batch(&validate::envelope(&env).unwrap(), 0).unwrap();
+        env["sentAt"] = json!(CLOCK);
+        store.insert_batch(&validate::envelope(&env, CLOCK).unwrap(), 0).unwrap();
     }
     summary::summary(&store, window).unwrap().to_json()
 }

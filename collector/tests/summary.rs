@@ -3,11 +3,12 @@
 
 mod common;
 
-use common::{envelope, gzip, record, Server};
+use common::{envelope, gzip, recent, record, Server};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-const T0: f64 = 1_700_000_000_000.0;
+static T0: LazyLock<f64> = LazyLock::new(|| recent(1_700_000_000_000.0));
 const HOUR: f64 = 3_600_000.0;
 
 /// A small deterministic generator (64-bit LCG).
@@ -43,7 +44,7 @@ fn dataset_over(span: f64, n: usize, seed: u64) -> Vec<Value> {
         r["connection"] = [json!("4g"), json!("wifi"), Value::Null][rng.below(3) as usize].clone();
         r["appVersion"] = json!(["1.0", "1.1"][rng.below(2) as usize]);
         // Some exactly on a minute boundary: they belong to the minute they start.
-        let at = T0 + rng.below(span as u64) as f64;
+        let at = *T0 + rng.below(span as u64) as f64;
         r["startedAt"] = json!(if i % 17 == 0 { (at / 60_000.0).floor() * 60_000.0 } else { at + 0.25 });
         let tokens = match rng.below(20) {
             0 => 0,
@@ -66,7 +67,7 @@ fn dataset_over(span: f64, n: usize, seed: u64) -> Vec<Value> {
         out.push(r);
     }
     // Window edges: `from` is included, `to` and anything before `from` are not.
-    for (id, at) in [("edge-from", T0), ("edge-to", T0 + HOUR), ("edge-before", T0 - 1.0), ("edge-last", T0 + HOUR - 0.5)] {
+    for (id, at) in [("edge-from", *T0), ("edge-to", *T0 + HOUR), ("edge-before", *T0 - 1.0), ("edge-last", *T0 + HOUR - 0.5)] {
         let mut r = record(id);
         r["model"] = json!("m-fast");
         r["startedAt"] = json!(at);
@@ -83,7 +84,7 @@ fn other_definition() -> Vec<Value> {
             r["def"] = json!(2);
             r["model"] = json!(["m-fast", "m-slow"][i % 2]);
             r["scenario"] = json!("chat");
-            r["startedAt"] = json!(T0 + 1000.0 * i as f64);
+            r["startedAt"] = json!(*T0 + 1000.0 * i as f64);
             r["ttftMs"] = json!(99_999.0);
             r
         })
@@ -236,13 +237,13 @@ fn check(server: &Server, records: &[Value], e: &Expect, query: &str) -> Value {
 }
 
 fn window() -> String {
-    format!("from={}&to={}", T0 as i64, (T0 + HOUR) as i64)
+    format!("from={}&to={}", *T0 as i64, (*T0 + HOUR) as i64)
 }
 
 #[test]
 fn grouped_by_model_scenario_variant_with_slos() {
     let (server, records) = loaded_server();
-    let e = Expect { from: T0, to: T0 + HOUR, group_by: &["model", "scenario", "variant"], filters: &[], slo_ttft: Some(1000.0), slo_tpot: Some(25.0) };
+    let e = Expect { from: *T0, to: *T0 + HOUR, group_by: &["model", "scenario", "variant"], filters: &[], slo_ttft: Some(1000.0), slo_tpot: Some(25.0) };
     let body = check(&server, &records, &e, &format!("{}&groupBy=model,scenario,variant&slo.ttftMs=1000&slo.tpotMs=25", window()));
     let groups = body["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 12, "2 models × 3 scenarios × 2 variants");
@@ -263,7 +264,7 @@ fn grouped_by_model_scenario_variant_with_slos() {
 fn one_group_without_group_by_and_goodput_per_slo() {
     let (server, records) = loaded_server();
     for (query, ttft, tpot) in [("", None, None), ("&slo.ttftMs=800", Some(800.0), None), ("&slo.tpotMs=20.5", None, Some(20.5)), ("&slo.ttftMs=1000&slo.tpotMs=50", Some(1000.0), Some(50.0))] {
-        let e = Expect { from: T0, to: T0 + HOUR, group_by: &[], filters: &[], slo_ttft: ttft, slo_tpot: tpot };
+        let e = Expect { from: *T0, to: *T0 + HOUR, group_by: &[], filters: &[], slo_ttft: ttft, slo_tpot: tpot };
         let body = check(&server, &records, &e, &format!("{}{query}", window()));
         assert_eq!(body["groups"][0]["key"], json!({}));
         assert_eq!(body["groups"][0]["goodput"].is_null(), ttft.is_none() && tpot.is_none());
@@ -282,7 +283,7 @@ fn filters_and_other_dimensions() {
         (&["model"], &[("scenario", &["no-such-scenario"])], "groupBy=model&scenario=no-such-scenario"),
     ];
     for (group_by, filters, query) in cases {
-        let e = Expect { from: T0, to: T0 + HOUR, group_by, filters, slo_ttft: None, slo_tpot: None };
+        let e = Expect { from: *T0, to: *T0 + HOUR, group_by, filters, slo_ttft: None, slo_tpot: None };
         check(&server, &records, &e, &format!("{}&{query}", window()));
     }
     // A null dimension is a group of its own, with a null key.
@@ -297,22 +298,22 @@ fn filters_and_other_dimensions() {
 fn windows_and_definition_versions() {
     let (server, records) = loaded_server();
     // Sub-windows: the first 10 minutes, the last 30, and one holding only def-2 records' times.
-    for (from, to) in [(T0, T0 + 600_000.0), (T0 + 1_800_000.0, T0 + HOUR), (T0 - HOUR, T0 + 2.0 * HOUR)] {
+    for (from, to) in [(*T0, *T0 + 600_000.0), (*T0 + 1_800_000.0, *T0 + HOUR), (*T0 - HOUR, *T0 + 2.0 * HOUR)] {
         let e = Expect { from, to, group_by: &["model"], filters: &[], slo_ttft: Some(1500.0), slo_tpot: None };
         check(&server, &records, &e, &format!("from={}&to={}&groupBy=model&slo.ttftMs=1500", from as i64, to as i64));
     }
     // The def-2 records sit in the first 30 s with a TTFT of 99,999 ms: not one shows.
-    let body = server.get(&format!("/api/summary?from={}&to={}", T0 as i64, (T0 + 30_000.0) as i64)).json();
+    let body = server.get(&format!("/api/summary?from={}&to={}", *T0 as i64, (*T0 + 30_000.0) as i64)).json();
     for g in body["groups"].as_array().unwrap() {
         assert!(g["ttftMs"]["p99"].as_f64().unwrap() < 99_999.0);
     }
     assert_eq!(server.scalar("SELECT count(*) FROM records WHERE def = 2"), "30", "def-2 records are stored, only never mixed in");
     // Edges: `from` included, `to` excluded.
-    let body = server.get(&format!("/api/summary?from={}&to={}", T0 as i64, T0 as i64 + 1)).json();
-    let at_t0 = records.iter().filter(|r| (T0..T0 + 1.0).contains(&r["startedAt"].as_f64().unwrap())).count();
+    let body = server.get(&format!("/api/summary?from={}&to={}", *T0 as i64, *T0 as i64 + 1)).json();
+    let at_t0 = records.iter().filter(|r| (*T0..*T0 + 1.0).contains(&r["startedAt"].as_f64().unwrap())).count();
     assert!(at_t0 >= 1);
     assert_eq!(body["groups"][0]["count"], json!(at_t0));
-    let body = server.get(&format!("/api/summary?from={}&to={}", (T0 + HOUR) as i64, (T0 + HOUR) as i64 + 1000)).json();
+    let body = server.get(&format!("/api/summary?from={}&to={}", (*T0 + HOUR) as i64, (*T0 + HOUR) as i64 + 1000)).json();
     assert_eq!(body["groups"][0]["count"], json!(1), "only edge-to");
 }
 
@@ -323,14 +324,14 @@ fn percentiles_and_bands_on_a_small_known_set() {
     let mut records = Vec::new();
     for i in 0..11 {
         let mut r = record(&format!("k-{i}"));
-        r["startedAt"] = json!(T0 + i as f64);
+        r["startedAt"] = json!(*T0 + i as f64);
         r["ttftMs"] = if i == 10 { Value::Null } else { json!(1000.0 - 100.0 * i as f64) };
         r["outputTokens"] = json!([0, 1, 50, 51, 500, 501, 5000, 20, 20, 20, 20][i]);
         r["stalls"] = if i < 4 { json!({ "count": i, "count1000": 0, "longestMs": 600, "totalMs": 600 * i }) } else { Value::Null };
         records.push(r);
     }
     ingest(&server, &records, 1);
-    let body = server.get(&format!("/api/summary?from={}&to={}&slo.ttftMs=500", T0 as i64, (T0 + 60_000.0) as i64)).json();
+    let body = server.get(&format!("/api/summary?from={}&to={}&slo.ttftMs=500", *T0 as i64, (*T0 + 60_000.0) as i64)).json();
     let g = &body["groups"][0];
     assert_eq!(g["count"], 11);
     assert_eq!(g["rpm"], 11.0);
@@ -379,7 +380,7 @@ fn a_long_window_merges_day_hour_and_minute_rollups_with_edge_records() {
     let span = 3.5 * 24.0 * HOUR;
     let records = dataset_over(span, 1500, 5);
     ingest(&server, &records, 1);
-    let (from, to) = (T0 + 123_457.0, T0 + span - 7_654_321.0);
+    let (from, to) = (*T0 + 123_457.0, *T0 + span - 7_654_321.0);
     let e = Expect { from, to, group_by: &["model", "variant"], filters: &[], slo_ttft: Some(1200.0), slo_tpot: None };
     let query = format!("from={}&to={}&groupBy=model,variant&slo.ttftMs=1200", from as i64, to as i64);
     let before = check(&server, &records, &e, &query);

@@ -3,11 +3,12 @@
 
 mod common;
 
-use common::{envelope, record, Server};
+use common::{envelope, recent, record, Server};
 use serde_json::{json, Value};
+use std::sync::LazyLock;
 
 /// An hour boundary (UTC), so 1-hour buckets line up with the hour rollups.
-const T1: f64 = 1_700_002_800_000.0;
+static T1: LazyLock<f64> = LazyLock::new(|| recent(1_700_002_800_000.0));
 const MIN: f64 = 60_000.0;
 
 fn records() -> Vec<Value> {
@@ -20,7 +21,7 @@ fn records() -> Vec<Value> {
         .map(|i| {
             let mut r = record(&format!("ts-{i}"));
             r["variant"] = json!(["A", "B"][i % 2]);
-            r["startedAt"] = json!(T1 + next(180 * 60_000) as f64 + 0.5);
+            r["startedAt"] = json!(*T1 + next(180 * 60_000) as f64 + 0.5);
             r["outputTokens"] = json!(next(900));
             r["ttftMs"] = json!(200 + next(1500));
             r["tpotMs"] = if i % 9 == 0 { Value::Null } else { json!(10.0 + next(400) as f64 / 10.0) };
@@ -72,7 +73,7 @@ fn every_figure_per_bucket_and_group() {
     let server = Server::start(&[]);
     let records = records();
     ingest(&server, &records);
-    let (from, to) = (T1 + 90_000.0, T1 + 170.0 * MIN + 12_345.0);
+    let (from, to) = (*T1 + 90_000.0, *T1 + 170.0 * MIN + 12_345.0);
     let q = |rest: &str| {
         let resp = server.get(&format!("/api/timeseries?from={}&to={}&groupBy=variant&{rest}", from as i64, to as i64));
         assert_eq!(resp.status, 200, "{rest}: {}", resp.text());

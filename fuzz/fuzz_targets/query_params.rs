@@ -29,7 +29,7 @@ fn fixture() -> &'static (SqliteStore, i64) {
         let store = SqliteStore::open(&path).expect("a store in the temporary directory");
         let records: Vec<Value> = (0..60).map(|i| record(i, now - 3 * HOUR + i as i64 * 179_999)).collect();
         let envelope = json!({ "v": 1, "def": 1, "sentAt": now, "sessionId": "s", "pageId": "p", "batchId": "b", "retry": 0, "sampleRate": 1, "records": records });
-        store.insert_batch(&validate::envelope(&envelope).expect("a valid envelope"), now).expect("stored");
+        store.insert_batch(&validate::envelope(&envelope, now).expect("a valid envelope"), now).expect("stored");
         (store, now)
     })
 }

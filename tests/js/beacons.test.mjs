@@ -8,9 +8,11 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { launchChromium } from './browser.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
+import { LENGTHS, MAX_AGE_MS, MAX_AHEAD_MS, RANGES, withinBounds } from '../../js/lib/beacons/record-bounds.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const validate = new Ajv2020({ allErrors: true }).compile(JSON.parse(readFileSync(new URL('../../schema/beacon.v1.json', import.meta.url), 'utf8')));
+const schema = JSON.parse(readFileSync(new URL('../../schema/beacon.v1.json', import.meta.url), 'utf8'));
+const validate = new Ajv2020({ allErrors: true }).compile(schema);
 let browser, site;
 
 before(async () => {
@@ -173,6 +175,80 @@ test('a batch over 64 KiB on exit: beacons under the quota, the rest kept and se
   await page.evaluate(() => window.harness.init());
   await page.evaluate(() => window.harness.flush());
   assertDelivered(endpoint, 150);
+  await page.close();
+  await endpoint.close();
+});
+
+test("the bounds the meter keeps records within are the schema's, every one of them", () => {
+  const resolve = (node) => (node.$ref ? { ...resolve(schema.$defs[node.$ref.split('/').pop()]), ...node, $ref: undefined } : node);
+  const ranges = new Map();
+  const lengths = new Map();
+  const walk = (properties, prefix) => {
+    for (const [name, property] of Object.entries(properties)) {
+      const node = resolve(property);
+      if (node.properties) walk(node.properties, `${prefix}${name}.`);
+      if (node.minimum !== undefined) ranges.set(`${prefix}${name}`, [node.minimum, node.maximum]);
+      if (node.maxLength !== undefined) lengths.set(`${prefix}${name}`, node.maxLength);
+    }
+  };
+  walk(schema.$defs.record.properties, '');
+  // startedAt's range in the schema is 1970 to 2100; the meter keeps the collector's window instead.
+  ranges.delete('startedAt');
+  assert.deepEqual([...RANGES].sort(), [...ranges].sort());
+  assert.deepEqual([...LENGTHS].sort(), [...lengths].sort());
+  assert.match(schema.$defs.record.properties.startedAt.description, /within the 30 days before its clock and at most 1 hour after it/);
+  assert.ok(MAX_AGE_MS < 30 * 24 * 3_600_000 && MAX_AHEAD_MS <= 3_600_000);
+});
+
+test('withinBounds: each bound, null, the clock window', () => {
+  const now = Date.UTC(2027, 0, 15);
+  const record = {
+    id: 'r', startedAt: now - 60_000, url: 'https://a.example/v1', model: 'm', scenario: null, variant: null, appVersion: null, httpStatus: 200,
+    ttfbMs: 1, ttftMs: null, ttftArrivalMs: 3_600_000, ttfoMs: 0, tpotMs: 2, tpotArrivalMs: 2, tokensPerSecond: 500, outputTokens: 10, reasoningTokens: 0,
+    outputEvents: 10, outputEventsByKind: { answer: 10, reasoning: 0, tool: 0 }, gaps: null, arrivalGaps: { p50: 1, p90: 2, p99: 3, max: 4 }, jitterMs: 1,
+    stalls: { count: 0, count1000: 0, longestMs: 0, totalMs: 0 }, renderDelay: null, durationMs: 10, finishReason: 'stop', anomalies: { malformedEvents: 0, oversizeDropped: 0 },
+    def: 1, connection: '4g', rttMs: 50, deviceMemoryGb: 8, cores: 8,
+  };
+  assert.ok(withinBounds(record, now));
+  const outside = [
+    ['ttftArrivalMs', 3_600_000.5], ['durationMs', -1], ['tpotMs', 1.7e308], ['arrivalGaps', { p50: 1, p90: 2, p99: 3, max: 4e6 }], ['outputTokens', 10_000_001],
+    ['stalls', { count: -1, count1000: 0, longestMs: 0, totalMs: 0 }], ['tokensPerSecond', 2e6], ['httpStatus', 1000], ['cores', 0], ['def', 0],
+    ['model', 'm'.repeat(257)], ['id', '😀'.repeat(129)], ['connection', 'c'.repeat(33)], ['url', `https://a.example/${'p'.repeat(2048)}`],
+    ['startedAt', now - MAX_AGE_MS - 1], ['startedAt', now + MAX_AHEAD_MS + 1], ['ttfbMs', '1'],
+  ];
+  for (const [field, value] of outside) assert.equal(withinBounds({ ...record, [field]: value }, now), false, `${field}: ${JSON.stringify(value).slice(0, 40)}`);
+  // At the bounds, in code points (a four-byte character is two UTF-16 units, one character).
+  const inside = [['id', '😀'.repeat(128)], ['model', 'é'.repeat(256)], ['startedAt', now - MAX_AGE_MS], ['startedAt', now + MAX_AHEAD_MS], ['cores', 4096], ['deviceMemoryGb', 0.25]];
+  for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now), field);
+});
+
+test('a record the collector would refuse is dropped and counted; the rest of its batch arrives', async () => {
+  const endpoint = await startBeaconEndpoint();
+  let page = await open(endpoint);
+  await page.evaluate(() => window.harness.emit(1));
+  await page.evaluate(() => window.harness.flush());
+  const [real] = endpoint.records().unique.values();
+  await page.close();
+  // What an earlier page could not send: one record 40 days old by now, one an hour old.
+  const hour = 3_600_000;
+  const unsent = [{ ...real, id: 'stored-40-days', startedAt: Date.now() - 40 * 24 * hour }, { ...real, id: 'stored-1-hour', startedAt: Date.now() - hour }];
+  page = await browser.newPage();
+  await page.goto(harnessUrl(endpoint));
+  await page.waitForFunction(() => window.ready);
+  await page.evaluate((records) => localStorage.setItem('llm-ux-meter:unsent', JSON.stringify(records)), unsent);
+  // Streams that ran over an hour (as beforeSend makes them here), and a dimension over 256 characters.
+  await page.evaluate(() => window.harness.init({ beforeSend: (r) => (r.scenario === 'long' ? { ...r, durationMs: 2 * 3_600_000 } : r) }));
+  await page.evaluate(() => {
+    window.harness.emit(3);
+    window.harness.emit(2, { scenario: 'long' });
+    window.harness.emit(1, { scenario: 's'.repeat(257) });
+  });
+  await page.evaluate(() => window.harness.flush());
+  const delivery = await page.evaluate(() => window.harness.delivery());
+  assert.equal(delivery.dropped.outOfBounds, 4);
+  assert.equal(delivery.sent, 4, 'the stored hour-old record and the 3 plain streams');
+  assertDelivered(endpoint, 5);
+  assert.ok(endpoint.records().unique.has('stored-1-hour') && !endpoint.records().unique.has('stored-40-days'));
   await page.close();
   await endpoint.close();
 });

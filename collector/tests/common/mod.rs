@@ -11,7 +11,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A fresh directory under the target's tmp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
@@ -214,11 +215,28 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
+/// The clock, epoch ms.
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// `t`, an epoch ms time of the fixtures (around 1_700_000_000_000, November 2023), moved forward by
+/// whole weeks to 14 to 21 days before now: inside the collector's ingest window (`startedAt` and
+/// `sentAt` at most 30 days old) with room for a few days of data, on the same weekday and time of
+/// day, so every minute, hour, day and week boundary of a fixture stays one. The shift is chosen once
+/// per test process, so times moved by different calls stay consistent.
+pub fn recent(t: f64) -> f64 {
+    const WEEK: i64 = 7 * 86_400_000;
+    static SHIFT: OnceLock<i64> = OnceLock::new();
+    let shift = SHIFT.get_or_init(|| (now_ms() - 14 * 86_400_000 - 1_700_000_000_000).div_euclid(WEEK) * WEEK);
+    t + *shift as f64
+}
+
 /// A valid record (every field the schema requires), a 120-token answer that streamed smoothly.
 pub fn record(id: &str) -> Value {
     json!({
         "id": id,
-        "startedAt": 1_700_000_000_000.0,
+        "startedAt": recent(1_700_000_000_000.0),
         "url": "https://api.example.com/v1/chat/completions",
         "model": "gpt-test",
         "scenario": "chat",
@@ -262,7 +280,7 @@ pub fn envelope(records: Vec<Value>) -> Value {
     json!({
         "v": 1,
         "def": 1,
-        "sentAt": 1_700_000_005_000.0,
+        "sentAt": recent(1_700_000_005_000.0),
         "sessionId": "s-1",
         "pageId": "p-1",
         "batchId": "b-1",

@@ -10,6 +10,7 @@ import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
 import { toOtlp } from './otlp.js';
 import { recordUrl } from './record-url.js';
+import { withinBounds } from './record-bounds.js';
 
 export const ENVELOPE_VERSION = 1;
 const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
@@ -44,7 +45,7 @@ export function createBeacons(options, health) {
   let retryTimer = null;
   let failures = 0;
   const waiters = [];
-  const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0 } };
+  const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 } };
 
   const sizeOf = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
 
@@ -79,6 +80,11 @@ export function createBeacons(options, health) {
         stats.dropped.beforeSend++;
         return;
       }
+    }
+    // The collector would refuse the whole batch for it (OTLP endpoints have no such contract).
+    if (!otlp && !withinBounds(record, Date.now())) {
+      stats.dropped.outOfBounds++;
+      return;
     }
     const bytes = sizeOf(record);
     if (bytes > EXIT_PAYLOAD_BYTES - 1024) {
@@ -190,8 +196,13 @@ export function createBeacons(options, health) {
     return out;
   }
 
-  // What the previous page could not send goes first.
-  const stored = takeStored();
+  // What the previous page could not send goes first, less what has grown too old meanwhile.
+  const now = Date.now();
+  const stored = [];
+  for (const record of takeStored()) {
+    if (otlp || withinBounds(record, now)) stored.push(record);
+    else stats.dropped.outOfBounds++;
+  }
   for (let i = 0; i < stored.length; i += limits.maxRecords) {
     const records = stored.slice(i, i + limits.maxRecords);
     enqueue(records, sizeOf(records));

@@ -1,14 +1,18 @@
 // Context read once per page and put on every record: network type and RTT, device memory, cores,
 // and a coarse browser family. Coarse on purpose: enough to split results, too little to identify.
 
+import { fits } from './record-bounds.js';
+
 export function pageContext() {
   const nav = typeof navigator === 'undefined' ? {} : navigator;
   const connection = nav.connection ?? {};
+  // A value outside the beacon contract (an odd browser) is left out: it would cost every record.
+  const bounded = (field, value) => (fits(field, value) ? (value ?? null) : null);
   return {
-    connection: typeof connection.effectiveType === 'string' ? connection.effectiveType : null,
-    rttMs: Number.isFinite(connection.rtt) ? connection.rtt : null,
-    deviceMemoryGb: Number.isFinite(nav.deviceMemory) ? nav.deviceMemory : null,
-    cores: Number.isFinite(nav.hardwareConcurrency) ? nav.hardwareConcurrency : null,
+    connection: bounded('connection', connection.effectiveType),
+    rttMs: bounded('rttMs', connection.rtt),
+    deviceMemoryGb: bounded('deviceMemoryGb', nav.deviceMemory),
+    cores: Number.isInteger(nav.hardwareConcurrency) ? bounded('cores', nav.hardwareConcurrency) : null,
     browser: browserFamily(nav.userAgent ?? ''),
   };
 }
