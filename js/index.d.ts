@@ -202,7 +202,8 @@ export interface Meter {
   readonly delivery: {
     sent: number;
     queued: number;
-    dropped: { beforeSend: number; tooLarge: number; queueFull: number; rejected: number; storageFull: number };
+    /** outOfBounds: records outside the beacon schema's bounds (a stream over an hour, one kept over 29 days), which the collector would refuse. */
+    dropped: { beforeSend: number; tooLarge: number; queueFull: number; rejected: number; storageFull: number; outOfBounds: number };
     sampled: boolean;
     sessionId: string;
   } | null;
