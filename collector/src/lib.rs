@@ -18,20 +18,11 @@
 //! capped and timed out ([`serve`]), requests rate limited per client ([`rate_limit`]), queries
 //! capped ([`query_limit`]), and a handler that panics answers 500 ([`catch_panic`]).
 
-pub mod auth;
-pub mod catch_panic;
-pub mod client;
 pub mod compare;
-pub mod conn_limit;
-pub mod conn_timeout;
-pub mod cors;
-pub mod dashboard;
 pub mod dims;
 pub mod http;
 pub mod params;
 pub mod query;
-pub mod query_limit;
-pub mod rate_limit;
 pub mod rollup;
 pub mod serve;
 pub mod stats;
@@ -51,7 +42,7 @@ pub use http::{router, Config, MAX_BODY_BYTES};
 pub use serve::{serve, Limits};
 
 /// `--max-connections` when not given (lowered to the open-file limit minus
-/// [`conn_limit::RESERVED_FILES`] where that is smaller).
+/// [`serve::conn_limit::RESERVED_FILES`] where that is smaller).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// The command line of `llm-ux-collector`.
@@ -188,7 +179,7 @@ fn parse_api_origin(s: &str) -> Result<String, String> {
 }
 
 fn parse_read_key(s: &str) -> Result<String, String> {
-    auth::check_read_key(s).map(|()| s.to_owned())
+    http::auth::check_read_key(s).map(|()| s.to_owned())
 }
 
 fn number(s: &str) -> Result<f64, String> {
@@ -197,7 +188,7 @@ fn number(s: &str) -> Result<f64, String> {
 
 /// Requests per second: 0 (no limit), or within the range a token bucket handles exactly.
 fn parse_rate(s: &str) -> Result<f64, String> {
-    let (min, max) = (rate_limit::MIN_RATE, rate_limit::MAX_RATE);
+    let (min, max) = (http::rate_limit::MIN_RATE, http::rate_limit::MAX_RATE);
     match number(s)? {
         0.0 => Ok(0.0),
         x if (min..=max).contains(&x) => Ok(x),
@@ -206,7 +197,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 fn parse_burst(s: &str) -> Result<f64, String> {
-    let max = rate_limit::MAX_RATE;
+    let max = http::rate_limit::MAX_RATE;
     Some(number(s)?).filter(|x| (1.0..=max).contains(x)).ok_or_else(|| format!("must be from 1 to {max} requests"))
 }
 
@@ -236,13 +227,13 @@ impl Args {
     }
 
     /// The connection caps and timeouts, the total under `open_files` (the process's open-file limit,
-    /// if known) less [`conn_limit::RESERVED_FILES`]. An error when `--max-connections` is over it.
+    /// if known) less [`serve::conn_limit::RESERVED_FILES`]. An error when `--max-connections` is over it.
     pub fn limits(&self, open_files: Option<u64>) -> Result<Limits, String> {
-        let room = open_files.map(|n| usize::try_from(n.saturating_sub(conn_limit::RESERVED_FILES)).unwrap_or(usize::MAX));
+        let room = open_files.map(|n| usize::try_from(n.saturating_sub(serve::conn_limit::RESERVED_FILES)).unwrap_or(usize::MAX));
         let max_connections = match (self.max_connections, room) {
             (_, Some(0)) => return Err(format!("the open-file limit ({}) leaves no room for connections: raise it (ulimit -n)", open_files.unwrap_or(0))),
             (Some(n), Some(room)) if n > room => {
-                return Err(format!("--max-connections {n} is over what the open-file limit allows ({room}: the limit {} less {} for the store and the rest); raise the limit (ulimit -n) or lower the cap", open_files.unwrap_or(0), conn_limit::RESERVED_FILES))
+                return Err(format!("--max-connections {n} is over what the open-file limit allows ({room}: the limit {} less {} for the store and the rest); raise the limit (ulimit -n) or lower the cap", open_files.unwrap_or(0), serve::conn_limit::RESERVED_FILES))
             }
             (Some(n), _) => n,
             (None, room) => room.map_or(DEFAULT_MAX_CONNECTIONS, |room| room.min(DEFAULT_MAX_CONNECTIONS)),
@@ -289,7 +280,7 @@ fn describe(args: &Args, limits: &Limits) -> String {
 /// start-up line with the address to stderr, and serves.
 pub async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     args.check_exposure()?;
-    let limits = args.limits(conn_limit::raise_open_file_limit())?;
+    let limits = args.limits(serve::conn_limit::raise_open_file_limit())?;
     let app = app(&args)?;
     let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;

@@ -1,5 +1,5 @@
 //! Caps on open connections: at most `total` at once, and at most `per_client` from one client
-//! ([`crate::client::client_of`]), so one address flooding the collector with connections leaves room
+//! ([`crate::serve::client::client_of`]), so one address flooding the collector with connections leaves room
 //! for everyone else. Each connection holds a [`Slot`] while it is open.
 //!
 //! The total stays below the process's open-file limit (each connection is a file descriptor), which

@@ -1,7 +1,7 @@
 //! The HTTP layer: routes, ingest checks, access to the analytics, and error answers.
 //!
 //! `POST /v1/beacons` answers, in the order the checks run:
-//! - 403 when `--allow-origin` is given and the request's Origin header is not allowed ([`crate::cors`]);
+//! - 403 when `--allow-origin` is given and the request's Origin header is not allowed ([`crate::http::cors`]);
 //! - 429 with `Retry-After` (seconds) when the client (by address) is over `--rate-limit`;
 //! - 401 when `--ingest-key` is set and `?key=` is missing or wrong;
 //! - 415 for a content type other than `application/json` or `text/plain` (a `charset` parameter
@@ -14,25 +14,32 @@
 //!
 //! `GET /api/summary`, `/api/timeseries` and `/api/compare` answer, in order: 429 with `Retry-After`
 //! over `--api-rate-limit` (per client, a bucket apart from ingest's); 401 with `WWW-Authenticate`
-//! when `--read-key` is set and the request does not carry it ([`crate::auth`]); 400 for a bad
+//! when `--read-key` is set and the request does not carry it ([`crate::http::auth`]); 400 for a bad
 //! parameter (see [`crate::summary`], [`crate::timeseries`], [`crate::compare`]); 503 with
-//! `Retry-After` when the queue of queries is full ([`crate::query_limit`]). Other GETs serve the
-//! dashboard ([`crate::dashboard`]); `GET /health` never waits for queries.
+//! `Retry-After` when the queue of queries is full ([`crate::http::query_limit`]). Other GETs serve the
+//! dashboard ([`crate::http::dashboard`]); `GET /health` never waits for queries.
 //!
-//! A handler that panics answers 500 ([`crate::catch_panic`]). Every answer carries
+//! A handler that panics answers 500 ([`crate::http::catch_panic`]). Every answer carries
 //! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }`: `field`
 //! names the offending field (`records[3].status`, or a query parameter) or is null. Nothing is stored
 //! unless the answer is 200.
 
-use crate::auth::{constant_time_eq, has_key, without_key};
-use crate::catch_panic::catch_panic;
-use crate::client::client_of;
-use crate::cors::cors;
-use crate::query_limit::QueryLimit;
-use crate::rate_limit::{retry_after_seconds, RateLimit};
+pub mod auth;
+pub mod catch_panic;
+pub mod cors;
+pub mod dashboard;
+pub mod query_limit;
+pub mod rate_limit;
+
+use crate::http::auth::{constant_time_eq, has_key, without_key};
+use crate::http::catch_panic::catch_panic;
+use crate::serve::client::client_of;
+use crate::http::cors::cors;
+use crate::http::query_limit::QueryLimit;
+use crate::http::rate_limit::{retry_after_seconds, RateLimit};
 use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
-use crate::{compare, dashboard, summary, timeseries};
+use crate::{compare, summary, timeseries};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, RawQuery, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
@@ -67,7 +74,7 @@ pub struct Config {
     pub api_origins: Vec<String>,
     /// When set, `POST /v1/beacons` needs `?key=` equal to it.
     pub ingest_key: Option<String>,
-    /// When set, `/api/*` needs it ([`crate::auth`]).
+    /// When set, `/api/*` needs it ([`crate::http::auth`]).
     pub read_key: Option<String>,
     /// Ingest requests per second per client, and the burst allowed; `None`: no limit.
     pub rate_limit: Option<(f64, f64)>,

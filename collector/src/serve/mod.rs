@@ -1,17 +1,21 @@
 //! The accept loop: HTTP/1.1 over hyper, with the caps and timeouts plain `axum::serve` lacks.
 //!
-//! Each accepted connection takes a slot ([`crate::conn_limit`]: `--max-connections` in all,
+//! Each accepted connection takes a slot ([`crate::serve::conn_limit`]: `--max-connections` in all,
 //! `--max-connections-per-ip` per client) or is answered 503 at once and closed; an admitted one is
-//! served under its header and idle timeouts ([`crate::conn_timeout`]), with request headers of at
+//! served under its header and idle timeouts ([`crate::serve::conn_timeout`]), with request headers of at
 //! most [`MAX_HEADER_BYTES`] (431 beyond). Requests carry `ConnectInfo<SocketAddr>` for the
 //! per-client rate limits.
 //!
 //! On shutdown the listener closes, idle connections close at once, and answers under way are
 //! finished, for at most [`SHUTDOWN_GRACE`].
 
-use crate::client::client_of;
-use crate::conn_limit::{ConnLimit, Full};
-use crate::conn_timeout::{Activity, Tracked};
+pub mod client;
+pub mod conn_limit;
+pub mod conn_timeout;
+
+use crate::serve::client::client_of;
+use crate::serve::conn_limit::{ConnLimit, Full};
+use crate::serve::conn_timeout::{Activity, Tracked};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::Router;

@@ -1,4 +1,4 @@
-//! A per-client rate limit: a token bucket per client ([`crate::client::client_of`]), refilled at
+//! A per-client rate limit: a token bucket per client ([`crate::serve::client::client_of`]), refilled at
 //! `rate` per second up to `burst`. A refused request learns from `Retry-After` when a token will be
 //! there. Ingest and the analytics API each have their own.
 //!
