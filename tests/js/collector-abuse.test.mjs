@@ -301,3 +301,13 @@ test('start-up refuses what would make it unsafe or crash, naming the flag', { t
   // Analytics on a public address need a read key, unless they are meant to be public.
   await assert.rejects(startCollector({ db: join(dir, 'never.db'), listen: '0.0.0.0:0', build: false }), /--read-key/);
 });
+
+test('every collector attacked above stayed under 512 MiB of resident memory, and is still serving', async (t) => {
+  const running = collectors.filter((c) => c.process.exitCode === null);
+  assert.ok(running.length >= 5, `${running.length} collectors`);
+  for (const c of running) {
+    t.diagnostic(`${c.db.split('/').pop()}: peak ${(peakMemory(c) / 2 ** 20).toFixed(0)} MiB`);
+    assert.ok(peakMemory(c) < MEMORY_LIMIT_BYTES);
+    assert.equal((await get(c, '/health', {})).status, 200);
+  }
+});
