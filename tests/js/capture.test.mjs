@@ -255,11 +255,13 @@ test('a 50 MB stream: memory stays flat, and a body the app does not read is not
   const result = await page.evaluate(([u, i]) => window.harness.read(u, { init: i, draw: false }), [big.url, big.init]);
   const [heapAfter, wasmAfter] = [await heap(), (await page.evaluate(() => window.harness.health())).wasmMemoryBytes];
   assert.ok(result.length >= 49_000_000, `read ${result.length} bytes`);
-  assert.equal(wasmAfter, wasmBefore, 'wasm memory does not grow with a second 50 MB stream');
+  // The allocator may take a page or two more when the browser hands over a larger read than before (seen
+  // once in CI: +128 KiB, two pages); a leak of one byte per event (about 205,000 events) would exceed three.
+  assert.ok(wasmAfter - wasmBefore <= 3 * 65536, `wasm memory grew by ${wasmAfter - wasmBefore} bytes with a second 50 MB stream`);
   assert.ok(heapAfter - heapBefore < 4_000_000, `JS heap grew by ${heapAfter - heapBefore} bytes`);
   const report = (await page.evaluate(() => window.harness.reports())).at(-1);
   assert.equal(report.status, 'ok');
-  console.log(`memory: 50 MB stream: wasm ${wasmAfter} bytes before and after; JS heap change ${heapAfter - heapBefore} bytes; ${report.outputEvents} output events`);
+  console.log(`memory: 50 MB stream: wasm ${wasmBefore} bytes before, ${wasmAfter} after; JS heap change ${heapAfter - heapBefore} bytes; ${report.outputEvents} output events`);
 
   // A body the app leaves unread for a while: the meter must not read it meanwhile (it pulls only
   // when the app does), so the first token reaches the meter when the app reads it, not before.
