@@ -49,7 +49,7 @@ export async function startCollector({ db, listen = '127.0.0.1:0', args = [], bu
     output: () => stderr,
     close: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -4,9 +4,11 @@
 //!   order, restricted to groups or not, and the busiest groups), with hostile dimension values, nulls
 //!   beside '', duplicates and records of definition 2, and store the same value in every column;
 //!   concurrent senders store each record once;
-//! - a database made before `rollups` had its `streams` column gets it, and its rollups rebuilt;
-//! - a write that fails midway is settled: at once (a failed rollups write is redone), by the next
-//!   write (when settling failed too), or by the next open (when the process died first).
+//! - two stores on one database (two collectors) given the same batches at the same time count each
+//!   record once; copies left unmarked (a collector killed between insert and lookup) are marked by
+//!   the retry's write or by the next store to open;
+//! - a failed insert stores nothing and says so; a database of the earlier single-writer design is
+//!   refused with a clear error.
 
 mod common;
 
@@ -117,8 +119,7 @@ fn rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selec
     out
 }
 
-/// Equal rollups, the sums within rounding: a rollup rebuilt by settling adds the same values in
-/// another order than one merged batch by batch.
+/// Equal rollups, the sums within rounding: ClickHouse adds the values in another order.
 fn assert_same_rollups(mut ch: Vec<(RollupKey, Rollup)>, mut sqlite: Vec<(RollupKey, Rollup)>, context: &str) {
     ch.sort_by(|a, b| a.0.cmp(&b.0));
     sqlite.sort_by(|a, b| a.0.cmp(&b.0));
@@ -223,8 +224,8 @@ fn answers_as_the_sqlite_store_does() {
     }
     assert_group_reads_see_the_data(&sqlite);
     assert_same_answers(&ch, &sqlite);
-    // The same once ClickHouse has merged the rollup versions away.
-    backend::clickhouse("OPTIMIZE TABLE rollups FINAL", Some(&db));
+    // The same once ClickHouse has merged the states.
+    backend::clickhouse("OPTIMIZE TABLE rollup_states FINAL", Some(&db));
     assert_same_answers(&ch, &sqlite);
     // A second store on the same database (a restart) answers the same and keeps deduplicating.
     drop(ch);
@@ -284,76 +285,100 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     }
 }
 
-#[test]
-fn a_failed_rollups_write_is_redone_by_settling() {
-    let Some((url, db)) = fresh_database("a_failed_rollups_write_is_redone_by_settling") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
-    let ch = ClickHouseStore::open(&url, &db).unwrap();
-    // The first rollups write (version 1) fails after the records are in; settling rebuilds the
-    // rollups from the records (version 2) and commits the ids, so the batch is accepted.
-    backend::clickhouse("ALTER TABLE rollups ADD COLUMN fail_first UInt8 MATERIALIZED throwIf(version = 1)", Some(&db));
-    let batches = batches();
-    insert_both(&ch, &sqlite, &batches[0]);
-    assert_same_answers(&ch, &sqlite);
-    assert_eq!(ch.insert_batch(&batches[0], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[0].records.len() });
+/// Rows of `table` in the test database.
+fn count(db: &str, table: &str) -> u64 {
+    backend::clickhouse(&format!("SELECT count() FROM {table}"), Some(db)).trim().parse().unwrap()
 }
 
 #[test]
-fn a_batch_left_unsettled_is_settled_by_the_next_write_or_the_next_open() {
-    let Some((url, db)) = fresh_database("a_batch_left_unsettled_is_settled_by_the_next_write_or_the_next_open") else { return };
+fn two_stores_given_the_same_batches_at_once_count_each_record_once() {
+    let Some((url, db)) = fresh_database("two_stores_given_the_same_batches_at_once_count_each_record_once") else { return };
     let dir = TempDir::new("ch-reference");
     let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
-    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    let (a, b) = (ClickHouseStore::open(&url, &db).unwrap(), ClickHouseStore::open(&url, &db).unwrap());
     let batches = batches();
-    // Rollups that can be read but not written.
-    let break_rollups = || backend::clickhouse("ALTER TABLE rollups ADD COLUMN fail_all UInt8 MATERIALIZED throwIf(version > 0)", Some(&db));
-    let repair_rollups = || backend::clickhouse("ALTER TABLE rollups DROP COLUMN fail_all", Some(&db));
-    insert_both(&ch, &sqlite, &batches[0]);
-
-    // The write fails after the records, and settling fails too.
-    break_rollups();
-    let err = ch.insert_batch(&batches[1], 0).unwrap_err();
-    assert!(err.0.contains("settling failed"), "{err}");
-    repair_rollups();
-    // The next write settles batch 1 first (its records did reach ClickHouse), then stores its own.
-    let expected = sqlite.insert_batch(&batches[1], 0).unwrap();
-    assert_eq!(expected.accepted, 60);
-    insert_both(&ch, &sqlite, &batches[2]);
-    assert_same_answers(&ch, &sqlite);
-    assert_eq!(ch.insert_batch(&batches[1], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[1].records.len() });
-
-    // Until it can settle, the store writes nothing more.
-    break_rollups();
-    assert!(ch.insert_batch(&batches[3], 0).is_err());
-    let err = ch.insert_batch(&batches[4], 0).unwrap_err();
-    assert!(err.0.contains("nothing of this one was stored"), "{err}");
-    // The process dies with batch 3 pending: the next open finds its records and settles them.
-    drop(ch);
-    repair_rollups();
-    let ch = ClickHouseStore::open(&url, &db).unwrap();
-    sqlite.insert_batch(&batches[3], 0).unwrap();
-    assert_same_answers(&ch, &sqlite);
-    assert_eq!(ch.insert_batch(&batches[3], 0).unwrap(), Inserted { accepted: 0, duplicates: batches[3].records.len() });
-    insert_both(&ch, &sqlite, &batches[4]);
-    assert_same_answers(&ch, &sqlite);
-}
-
-#[test]
-fn a_database_without_the_streams_column_gets_it_and_its_rollups_rebuilt() {
-    let Some((url, db)) = fresh_database("a_database_without_the_streams_column_gets_it_and_its_rollups_rebuilt") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
-    let ch = ClickHouseStore::open(&url, &db).unwrap();
-    for batch in &batches()[..3] {
-        insert_both(&ch, &sqlite, batch);
+    // Every batch reaches both collectors at the same moment (a load balancer's retry of a slow one).
+    let answers: Vec<(Inserted, Inserted)> = std::thread::scope(|scope| {
+        batches
+            .iter()
+            .map(|batch| {
+                let (x, y) = (scope.spawn(|| a.insert_batch(batch, 1).unwrap()), scope.spawn(|| b.insert_batch(batch, 1).unwrap()));
+                (x.join().unwrap(), y.join().unwrap())
+            })
+            .collect()
+    });
+    for batch in &batches {
+        sqlite.insert_batch(batch, 1).unwrap();
     }
-    drop(ch);
-    // What an earlier collector left: rollups without their stream counts.
-    backend::clickhouse("ALTER TABLE rollups DROP COLUMN streams", Some(&db));
+    let distinct = dataset().len();
+    assert_eq!(answers.iter().map(|(x, y)| x.accepted + y.accepted).sum::<usize>(), distinct, "each record accepted by one of them");
+    assert!(count(&db, "records") > distinct as u64, "both inserted copies: {}", count(&db, "records"));
+    assert_same_answers(&a, &sqlite);
+    assert_same_answers(&b, &sqlite);
+    // A retry after a lost answer, to the other collector: a duplicate, counted once.
+    assert_eq!(b.insert_batch(&batches[1], 2).unwrap(), Inserted { accepted: 0, duplicates: batches[1].records.len() });
+    backend::clickhouse("OPTIMIZE TABLE rollup_states FINAL", Some(&db));
+    backend::clickhouse("OPTIMIZE TABLE duplicates FINAL", Some(&db));
+    assert_same_answers(&a, &sqlite);
+}
+
+#[test]
+fn copies_left_unmarked_are_marked_by_the_retry_or_the_next_start() {
+    let Some((url, db)) = fresh_database("copies_left_unmarked_are_marked_by_the_retry_or_the_next_start") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (a, b) = (ClickHouseStore::open(&url, &db).unwrap(), ClickHouseStore::open(&url, &db).unwrap());
+    let batches = &batches()[..3];
+    for batch in batches {
+        a.insert_batch(batch, 1).unwrap();
+        b.insert_batch(batch, 1).unwrap();
+        sqlite.insert_batch(batch, 1).unwrap();
+    }
+    assert_same_answers(&a, &sqlite);
+    // What a collector killed between its insert and its lookup leaves: copies nobody marked.
+    let forget_marks = || backend::clickhouse("TRUNCATE TABLE duplicates", Some(&db));
+    forget_marks();
+    let summed = |store: &dyn Store| {
+        let mut streams = 0;
+        store.rollups(Grain::Day, 0, i64::MAX / 2, Selection::filtered(&[]), &mut |_, r| streams += r.count).unwrap();
+        streams
+    };
+    assert!(summed(&a) > summed(&sqlite), "unmarked copies count twice");
+    // The sender's retry, through either collector, finds and marks them.
+    for batch in batches {
+        assert_eq!(a.insert_batch(batch, 2).unwrap().accepted, 0);
+    }
+    assert_same_answers(&b, &sqlite);
+    // Or the next collector to start does.
+    forget_marks();
+    let c = ClickHouseStore::open(&url, &db).unwrap();
+    assert_same_answers(&c, &sqlite);
+}
+
+#[test]
+fn a_failed_insert_stores_nothing_and_says_so() {
+    let Some((url, db)) = fresh_database("a_failed_insert_stores_nothing_and_says_so") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
     let ch = ClickHouseStore::open(&url, &db).unwrap();
-    assert_eq!(backend::clickhouse("SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = 'rollups' AND name = 'streams'", Some(&db)).trim(), "1");
+    let batches = batches();
+    backend::clickhouse("ALTER TABLE records ADD COLUMN refuse UInt8 MATERIALIZED throwIf(length(id) > 0)", Some(&db));
+    let err = ch.insert_batch(&batches[0], 0).unwrap_err();
+    assert!(err.0.contains("clickhouse"), "{err}");
+    assert_eq!(count(&db, "records"), 0);
+    assert_eq!(count(&db, "rollup_states"), 0);
+    backend::clickhouse("ALTER TABLE records DROP COLUMN refuse", Some(&db));
+    insert_both(&ch, &sqlite, &batches[0]);
     assert_same_answers(&ch, &sqlite);
+}
+
+#[test]
+fn a_database_of_the_single_writer_design_is_refused() {
+    let Some((url, db)) = fresh_database("a_database_of_the_single_writer_design_is_refused") else { return };
+    backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
+    backend::clickhouse("CREATE TABLE rollups (grain String, bucket Int64, version UInt64, data String) ENGINE = ReplacingMergeTree(version) ORDER BY (grain, bucket)", Some(&db));
+    let err = ClickHouseStore::open(&url, &db).err().unwrap();
+    assert!(err.0.contains("earlier collector") && err.0.contains("docs/deploy.md"), "{err}");
 }
 
 #[test]
@@ -379,8 +404,8 @@ fn concurrent_batches_store_each_record_once() {
     let distinct = 80 * 5 + 5;
     assert_eq!(answers.iter().map(|a| a.accepted).sum::<usize>(), distinct);
     assert_eq!(answers.iter().map(|a| a.accepted + a.duplicates).sum::<usize>(), 800);
-    let writes: String = backend::clickhouse("SELECT max(version) FROM rollups", Some(&db));
-    eprintln!("80 batches from 8 senders took {} rollup writes", writes.trim());
+    let inserts = backend::clickhouse("SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'records'", Some(&db));
+    eprintln!("80 batches from 8 senders took {} parts of records", inserts.trim());
     let dir = TempDir::new("ch-reference");
     let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
     sqlite.insert_batch(&validate::envelope(&envelope((0..distinct).map(record_of).collect()), now_ms()).unwrap(), 0).unwrap();

@@ -1,58 +1,58 @@
 //! The ClickHouse backend (`--clickhouse URL`, `--clickhouse-database NAME`): the records and their
-//! rollups in a ClickHouse database, over its HTTP interface. Runs on ClickHouse 18.16 and later
-//! ([`sql`] lists what it avoids for that).
+//! rollups in a ClickHouse database, over its HTTP interface, written by any number of collectors
+//! at once. Runs on ClickHouse 18.16 and later ([`sql`] lists what it avoids for that; the test
+//! suite replays every statement on a current ClickHouse too).
 //!
 //! # Tables
-//! - `records`: one row per stream record, the SQLite store's columns (`Nullable` where SQLite allows
-//!   NULL) plus `ts`; `MergeTree`, one partition per day of `started_at`, sorted by (model,
+//! - `records`: one row per stored copy of a record, the SQLite store's columns (`Nullable` where
+//!   SQLite allows NULL) plus `ts` (seconds), `copy` (which copy: see below) and the record's
+//!   DDSketch bucket keys; `MergeTree`, one partition per day of `started_at`, sorted by (model,
 //!   scenario, time).
-//! - `rollups`: one row per write of a rollup key, [`Rollup::encode`] bytes in `data` and its stream
-//!   count in `streams`. ClickHouse cannot merge those bytes, so the collector keeps one current
-//!   value per key: the row with the highest `version` (`ReplacingMergeTree(version)`, read with
-//!   `argMax`). A database made before `streams` existed gets the column, and its rollups rebuilt
-//!   from `records`, on open.
-//! - `record_ids`: the ids of the committed records, sorted by id: the duplicate check.
+//! - `rollup_states`: the rollups at every grain as aggregate states ([`states`]), filled by three
+//!   materialized views as records are inserted; `AggregatingMergeTree`, so ClickHouse merges them
+//!   itself. No collector reads, merges or rewrites a rollup: nothing to serialize between writers.
+//! - `copies`: every copy's id and figures, sorted by id (a view of `records`): where copies of one
+//!   record inserted by different collectors meet.
+//! - `duplicates`: the copies that repeat an earlier one; every read takes them out.
+//!
+//! # Nothing counted twice, nothing lost
+//! A beacon may reach two collectors (a retry after a lost answer, or a load balancer's retry), so
+//! two copies of a record may be inserted concurrently, and ClickHouse has no unique key. Each
+//! insert gives its copies a `copy` number, its collector's clock in ms `<< 20` plus 20 random
+//! bits, so the earlier copy has the lower number (across collectors, within their clocks' skew). After each insert the collector looks its ids up in
+//! `copies`: any id found more than once has every copy but the lowest written to `duplicates`
+//! (idempotent: marking one twice changes nothing). Of two concurrent inserts of one id, the one
+//! that finishes second sees both, so every extra copy is marked once both inserts are done.
+//!
+//! The guarantee: once the collectors that wrote the copies of a record have answered (200 or an
+//! error), every figure counts that record once, whichever collectors got it and in whatever order.
+//! A collector killed between its insert and its lookup leaves its copies unmarked; the collector
+//! that gets the sender's retry marks them (it finds them), and every collector marks those of
+//! the last [`SWEEP_MS`] when it starts. A beacon answered 200 is stored in ClickHouse (inserts are
+//! synchronous), so it survives the collector's `kill -9`. ClickHouse's own failure midway
+//! through an insert may leave its views behind `records` (ClickHouse applies a view's insert after
+//! the table's, without a transaction); the batch's answer is then an error.
 //!
 //! # Writing batches
-//! ClickHouse has no transactions and no unique key, so one writer at a time (a mutex; **one
-//! collector process per database**) writes. Batches that arrive while it writes wait in a queue and
-//! are then written together (group commit): ClickHouse wants few large inserts (each insert makes a
-//! new part per day it touches, about 170 files for `records` on 18.16), and concurrent beacons
-//! share one. Each batch still gets its own answer. For the group's new records (id not in
-//! `record_ids`, first copy within the group), in this order:
-//! 1. read the current rollups of every key they touch (one query per 500 keys);
-//! 2. insert the records;
-//! 3. insert those rollups merged with the new records, under the next version;
-//! 4. insert the ids into `record_ids`: the commit point.
-//!
-//! The order keeps two invariants whatever fails: rollups never count a record missing from
-//! `records` (they are written after it), and an id is in `record_ids` only once its record and its
-//! rollups are written. When step 2, 3 or 4 fails, the write is *settled* at once: of its records,
-//! those found in `records` (an insert can fail after storing, or store only some of its days) get
-//! the rollups they touch rebuilt from `records` and their ids added to `record_ids`. Each answer is
-//! then the truth: all of the batch stored, `Ok`; none, the error (nothing of the batch is stored);
-//! some (an insert cut short between partitions), the error too, and the sender's retry stores the
-//! rest, the stored ones counting as duplicates. When settling fails as well (ClickHouse is
-//! unreachable), the records stay pending in memory and the next write settles them first, refusing
-//! to write until it can; when the process dies with records pending, [`ClickHouseStore::open`]
-//! finds them (more records than ids) and settles them. Until then, rollups may miss those records;
-//! likewise, a read during a write may see its records a few milliseconds before their rollups.
-//!
-//! Cost per write: 2 queries and 3 inserts; the rollups read and written are O(touched keys ×
-//! rollup size). Inserts are synchronous (and `async_insert` is forced off where the server has
-//! it), so a record is visible to every read once `insert_batch` returns.
+//! A collector gathers the batches it accepts into large inserts, as ClickHouse wants (each insert
+//! makes a part per day it touches, in each table): one writer thread takes every batch queued
+//! within [`FLUSH_MS`] of the first, up to [`FLUSH_RECORDS`] records, and writes them with one
+//! insert and one lookup. Each batch is answered once its records are stored. Memory is bounded by
+//! the queue ([`QUEUE_BATCHES`] batches; senders wait when it is full).
 //!
 //! # Reads
-//! `rollups` takes the latest version of each key in the bucket range; `rows` and `values` read the
-//! records of definition version 1 in the window; `busiest_groups` sums the latest `streams` of
-//! the window's rollups (and counts its partial minutes' records) per group in ClickHouse, and
-//! counts the groups with a second query only when there are more than asked for. Partitions
-//! outside the window are skipped (by `bucket`, by `ts`). Every answer travels as RowBinary
-//! ([`rowbinary`]) and is read as it arrives, a row at a time.
+//! `rollups` merges the states of each key in the bucket range and subtracts the duplicate copies
+//! of that range; `rows` and `values` read the records of definition version 1 in the window that
+//! are not duplicate copies; `busiest_groups` sums the stream counts of the window's rollups (and
+//! counts its partial minutes' records) per group in ClickHouse, less the duplicates, and counts
+//! the groups with a second query only when there are more than asked for. Partitions outside the
+//! window are skipped (by `bucket`, by `ts`). Every answer travels as RowBinary ([`rowbinary`]) and
+//! is read as it arrives, a row at a time.
 
 mod client;
 mod rowbinary;
 mod sql;
+mod states;
 mod write;
 
 use super::{Busiest, Filters, Inserted, Selection, Store, StoreError};
@@ -62,30 +62,37 @@ use crate::rollup::{Grain, Rollup, RollupKey, Row};
 use crate::summary::DEF;
 use crate::validate::Batch;
 use client::Client;
-use rowbinary::{ReadError, Reader, Writer};
+use rowbinary::{ReadError, Reader};
+use states::Parts;
+use std::collections::HashMap;
 use std::io::BufRead;
-use std::sync::{Arc, Mutex, MutexGuard};
-use write::{Job, WriteState};
+use std::sync::Arc;
+use write::Writer;
 
-/// Values per `IN` list: keeps each query far below ClickHouse's query size and AST limits.
-const CHUNK: usize = 500;
+pub use write::{FLUSH_MS, FLUSH_RECORDS, QUEUE_BATCHES, SWEEP_MS};
 
 /// The columns a [`Row`] is read from, in [`row_of`]'s order.
 const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms";
 
 pub struct ClickHouseStore {
+    database: Arc<Database>,
+    writer: Writer,
+}
+
+/// The connection to one database: what the reads and the writer thread share.
+struct Database {
     client: Client,
     db: String,
     /// URL parameters of every insert: the settings below that this server knows.
     insert_settings: Vec<(&'static str, &'static str)>,
-    /// Batches waiting for the writer: whoever holds it next writes them all.
-    queue: Mutex<Vec<Arc<Job>>>,
-    writer: Mutex<WriteState>,
 }
 
 /// Settings forced on every insert when the server has them (ClickHouse 18.16 has neither and
 /// refuses unknown ones): inserts must be synchronous, and a batch may span any number of days.
 const INSERT_SETTINGS: [(&str, &str); 2] = [("async_insert", "0"), ("max_partitions_per_insert_block", "0")];
+
+/// URL parameters of every query: see [`Database::query`].
+const QUERY_SETTINGS: [(&str, &str); 2] = [("wait_end_of_query", "1"), ("max_query_size", "16777216")];
 
 impl From<ReadError> for StoreError {
     fn from(e: ReadError) -> StoreError {
@@ -96,51 +103,54 @@ impl From<ReadError> for StoreError {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic mid-write leaves at worst a pending write, which the writer's state records before
-    // writing and the next write settles.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// A float as a SQL literal that reads back as the same number.
 fn float(v: f64) -> String {
     format!("{v:?}")
 }
 
 impl ClickHouseStore {
-    /// Connects to the ClickHouse at `url` (`http://host:port`, see [`client`]), creates `database`
-    /// and the tables when missing, and settles the records a previous process left pending.
-    /// Fails when ClickHouse does not answer, refuses the schema, or the name is not a plain identifier.
+    /// Connects to the ClickHouse at `url` (`http://host:port`, see [`client`]), creates `database`,
+    /// its tables and views when missing, marks the duplicate copies a collector killed mid-write
+    /// may have left (the last [`SWEEP_MS`]), and starts the writer thread. Fails when ClickHouse
+    /// does not answer, refuses the schema, the name is not a plain identifier, or the database was
+    /// made by a collector before rollups moved into ClickHouse (docs/deploy.md says how to move it).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
-        let mut store = ClickHouseStore {
-            client: Client::new(url)?,
-            db: sql::database_name(database)?.to_owned(),
-            insert_settings: Vec::new(),
-            queue: Mutex::new(Vec::new()),
-            writer: Mutex::new(WriteState { version: 0, pending: None }),
-        };
-        for statement in sql::schema(&store.db) {
-            store.query(&statement)?;
+        let mut db = Database { client: Client::new(url)?, db: sql::database_name(database)?.to_owned(), insert_settings: Vec::new() };
+        let earlier = db.strings(&format!(
+            "SELECT name FROM system.tables WHERE database = {} AND name = 'rollups' AND engine = 'ReplacingMergeTree'",
+            sql::quote(&db.db)
+        ))?;
+        if !earlier.is_empty() {
+            return Err(StoreError(format!(
+                "clickhouse: database {} was made by an earlier collector (one writer, rollups kept by the collector); \
+                 give a new --clickhouse-database, or move its records as docs/deploy.md says",
+                db.db
+            )));
+        }
+        for statement in sql::schema(&db.db) {
+            db.query(&statement)?;
         }
         let names: Vec<String> = INSERT_SETTINGS.iter().map(|(name, _)| sql::quote(name)).collect();
-        let known = store.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
-        store.insert_settings = INSERT_SETTINGS.into_iter().filter(|(name, _)| known.iter().any(|k| k == name)).collect();
-        let answer = store.query(&format!("SELECT max(version) FROM {}.rollups FORMAT RowBinary", store.db))?;
-        let mut state = WriteState { version: Reader::new(&answer[..]).u64()?, pending: None };
-        let streams = store.strings(&format!("SELECT name FROM system.columns WHERE database = {} AND table = 'rollups' AND name = 'streams'", sql::quote(&store.db)))?;
-        if streams.is_empty() {
-            store.query(&format!("ALTER TABLE {}.rollups ADD COLUMN {}", store.db, sql::STREAMS_COLUMN))?;
-            store.rebuild_every_rollup(&mut state)?;
-        }
-        store.settle_orphans(&mut state)?;
-        store.writer = Mutex::new(state);
-        Ok(store)
+        let known = db.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
+        db.insert_settings = INSERT_SETTINGS.into_iter().filter(|(name, _)| known.iter().any(|k| k == name)).collect();
+        let database = Arc::new(db);
+        write::sweep(&database)?;
+        Ok(ClickHouseStore { writer: Writer::start(Arc::clone(&database)), database })
     }
+}
 
+impl Database {
     /// Runs `sql` and returns its answer. The server holds the answer until the query ends
     /// (`wait_end_of_query`), so a failure mid-query is an HTTP error, never a cut answer.
     fn query(&self, sql: &str) -> Result<Vec<u8>, StoreError> {
         self.client.post(&QUERY_SETTINGS, sql.as_bytes())
+    }
+
+    /// Runs an `INSERT ... SELECT` (sent as the body: it may be long) with the insert settings.
+    fn insert_select(&self, sql: &str) -> Result<(), StoreError> {
+        let mut params = self.insert_settings.clone();
+        params.extend(QUERY_SETTINGS);
+        self.client.post(&params, sql.as_bytes()).map(drop)
     }
 
     /// Runs `sql` (a `SELECT` without `FORMAT`) and calls `read_row` for each row of its RowBinary
@@ -166,59 +176,75 @@ impl ClickHouseStore {
     }
 
     /// Inserts `rows` (RowBinary, in `columns` order) into `table`.
-    fn insert_rows(&self, table: &str, columns: &str, rows: Writer) -> Result<(), StoreError> {
+    fn insert_rows(&self, table: &str, columns: &str, rows: Vec<u8>) -> Result<(), StoreError> {
         let statement = format!("INSERT INTO {}.{table} ({columns}) FORMAT RowBinary", self.db);
         let mut params = vec![("query", statement.as_str())];
         params.extend(self.insert_settings.iter().copied());
-        self.client.post(&params, &rows.into_bytes()).map(drop)
+        self.client.post(&params, &rows).map(drop)
     }
 
-    /// The rows of `query`, a `SELECT` of [`ROW_COLUMNS`].
-    fn rows_of(&self, query: &str) -> Result<Vec<Row>, StoreError> {
-        let mut out = Vec::new();
-        self.for_each_row(query, |r| {
-            out.push(row_of(r)?);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    /// `FROM records WHERE ...` of the reads: definition 1, `from <= started_at < to`, and
-    /// `selected` (SQL conditions, each starting with ` AND`).
+    /// `FROM records WHERE ...` of the reads: definition 1, `from <= started_at < to`, `selected`
+    /// (SQL conditions, each starting with ` AND`), and not a duplicate copy.
     fn window(&self, from: i64, to: i64, selected: &str) -> String {
-        let (from, to) = (from as f64, to as f64);
-        format!("FROM {}.records WHERE def = {DEF} AND started_at >= {} AND started_at < {}{}{selected}", self.db, float(from), float(to), sql::ts_range(from, to))
+        let range = format!("started_at >= {} AND started_at < {}{}", float(from as f64), float(to as f64), sql::ts_range(from as f64, to as f64));
+        format!(
+            "FROM {db}.records WHERE def = {DEF} AND {range}{selected} AND (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates WHERE {range})",
+            db = self.db
+        )
+    }
+
+    /// A subquery: the duplicate copies (each once) of definition 1 whose `grain` bucket starts in
+    /// `[from, to)` and that `selected` (SQL conditions, as for [`Database::window`]) selects.
+    fn duplicates(&self, grain: Grain, from: i64, to: i64, selected: &str) -> String {
+        format!(
+            "(SELECT * FROM {db}.duplicates WHERE def = {DEF} AND {bucket} >= {from} AND {bucket} < {to}{selected} LIMIT 1 BY id, copy)",
+            db = self.db,
+            bucket = states::bucket(grain)
+        )
     }
 }
 
-/// URL parameters of every query: see [`ClickHouseStore::query`].
-const QUERY_SETTINGS: [(&str, &str); 2] = [("wait_end_of_query", "1"), ("max_query_size", "16777216")];
-
 impl Store for ClickHouseStore {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
-        self.write_batch(batch, received_at)
+        self.writer.write(batch, received_at)
     }
 
     fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
-        let query = format!(
-            "SELECT bucket, {dims}, argMax(data, version) FROM {db}.rollups WHERE grain = {grain} AND bucket >= {from} AND bucket < {to}{selected} \
-             GROUP BY bucket, {dims} ORDER BY bucket",
-            dims = sql::dim_columns(),
-            db = self.db,
-            grain = sql::quote(grain.code()),
-            selected = sql::selection(selection),
-        );
-        self.for_each_row(&query, |r| {
+        let (db, dims, selected) = (&self.database, sql::dim_columns(), sql::selection(selection));
+        // The duplicate copies of the range, merged per key like the rollups: few, held in memory.
+        let mut duplicates: HashMap<(i64, Dims), Parts> = HashMap::new();
+        let query = format!("SELECT {bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", bucket = states::bucket(grain), plain = states::plain(), copies = db.duplicates(grain, from, to, &selected));
+        db.for_each_row(&query, |r| {
             let bucket = r.i64()?;
-            let (dims, rollup) = read_dims_and_rollup(r)?;
-            visit(RollupKey { grain, bucket, dims }, rollup);
+            let dims = read_dims(r)?;
+            duplicates.insert((bucket, dims), Parts::read(r)?);
+            Ok(())
+        })?;
+        let query = format!(
+            "SELECT bucket, {dims}, {merged} FROM {db}.rollup_states WHERE grain = {grain} AND bucket >= {from} AND bucket < {to}{selected} \
+             GROUP BY bucket, {dims} ORDER BY bucket",
+            merged = states::MERGED,
+            db = db.db,
+            grain = sql::quote(grain.code()),
+        );
+        db.for_each_row(&query, |r| {
+            let bucket = r.i64()?;
+            let dims = read_dims(r)?;
+            let mut parts = Parts::read(r)?;
+            if let Some(copies) = duplicates.remove(&(bucket, dims.clone())) {
+                parts.subtract(&copies);
+            }
+            let rollup = parts.into_rollup()?;
+            if rollup.count > 0 {
+                visit(RollupKey { grain, bucket, dims }, rollup);
+            }
             Ok(())
         })
     }
 
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
-        let query = format!("SELECT {ROW_COLUMNS} {} ORDER BY started_at", self.window(from, to, &sql::selection(selection)));
-        self.for_each_row(&query, |r| {
+        let query = format!("SELECT {ROW_COLUMNS} {} ORDER BY started_at", self.database.window(from, to, &sql::selection(selection)));
+        self.database.for_each_row(&query, |r| {
             visit(row_of(r)?);
             Ok(())
         })
@@ -226,38 +252,41 @@ impl Store for ClickHouseStore {
 
     fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
         let column = metric.column();
-        let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.window(from, to, &sql::filters(filters)));
-        self.for_each_row(&query, |r| {
+        let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.database.window(from, to, &sql::filters(filters)));
+        self.database.for_each_row(&query, |r| {
             visit(r.f64()?);
             Ok(())
         })
     }
 
-    /// The window's pieces ([`plan`]: the latest `streams` of each rollup key, 1 per record of the
-    /// partial minutes) under `UNION ALL`, grouped, ranked and cut by ClickHouse; asking for one
-    /// group more than `limit` tells whether the groups must be counted (a second query).
+    /// The window's pieces ([`plan`]: the stream counts of each rollup key less the piece's
+    /// duplicate copies, 1 per record of the partial minutes) under `UNION ALL`, grouped, ranked
+    /// and cut by ClickHouse; asking for one group more than `limit` tells whether the groups must
+    /// be counted (a second query).
     fn busiest_groups(&self, from: i64, to: i64, group_by: &[Dim], filters: &Filters, limit: usize) -> Result<Busiest, StoreError> {
-        let (dims, filters) = (sql::dim_columns(), sql::filters(filters));
+        let (db, dims, filters) = (&self.database, sql::dim_columns(), sql::filters(filters));
         let pieces: Vec<String> = plan(from, to, Grain::Day)
             .into_iter()
             .map(|piece| match piece {
                 Piece::Rollups(grain, start, end) => format!(
-                    "SELECT {dims}, argMax(streams, version) AS n FROM {}.rollups WHERE grain = {} AND bucket >= {start} AND bucket < {end}{filters} GROUP BY bucket, {dims}",
-                    self.db,
-                    sql::quote(grain.code())
+                    "SELECT {dims}, toInt64(sumForEachMerge(counts)[1]) AS n FROM {}.rollup_states WHERE grain = {} AND bucket >= {start} AND bucket < {end}{filters} \
+                     GROUP BY bucket, {dims} UNION ALL SELECT {dims}, toInt64(-1) AS n FROM {}",
+                    db.db,
+                    sql::quote(grain.code()),
+                    db.duplicates(grain, start, end, &filters)
                 ),
-                Piece::Records(start, end) => format!("SELECT {dims}, toUInt64(1) AS n {}", self.window(start, end, &filters)),
+                Piece::Records(start, end) => format!("SELECT {dims}, toInt64(1) AS n {}", db.window(start, end, &filters)),
             })
             .collect();
         if pieces.is_empty() {
             return Ok(Busiest { keys: Vec::new(), total: 0 });
         }
         let columns = group_by.iter().map(|d| d.column()).collect::<Vec<_>>().join(", ");
-        let groups = format!("FROM ({}) GROUP BY {columns}", pieces.join(" UNION ALL "));
+        let groups = format!("FROM ({}) GROUP BY {columns} HAVING sum(n) > 0", pieces.join(" UNION ALL "));
         // Null first, then by bytes: the order of `Option<String>`.
         let key_order = group_by.iter().map(|d| format!("isNull({0}) DESC, ifNull({0}, '')", d.column())).collect::<Vec<_>>().join(", ");
         let mut keys = Vec::new();
-        self.for_each_row(&format!("SELECT {columns} {groups} ORDER BY sum(n) DESC, {key_order} LIMIT {}", limit.saturating_add(1)), |r| {
+        db.for_each_row(&format!("SELECT {columns} {groups} ORDER BY sum(n) DESC, {key_order} LIMIT {}", limit.saturating_add(1)), |r| {
             keys.push(group_by.iter().map(|_| r.opt_string()).collect::<Result<_, _>>()?);
             Ok(())
         })?;
@@ -265,12 +294,12 @@ impl Store for ClickHouseStore {
             return Ok(Busiest { total: keys.len() as u64, keys });
         }
         keys.truncate(limit);
-        let answer = self.query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
+        let answer = db.query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
         Ok(Busiest { keys, total: Reader::new(&answer[..]).u64()? })
     }
 
     fn ping(&self) -> Result<(), StoreError> {
-        self.query("SELECT 1").map(drop)
+        self.database.query("SELECT 1").map(drop)
     }
 }
 
@@ -295,10 +324,4 @@ fn read_dims<R: BufRead>(r: &mut Reader<R>) -> Result<Dims, StoreError> {
         *value = r.opt_string()?;
     }
     Ok(dims)
-}
-
-fn read_dims_and_rollup<R: BufRead>(r: &mut Reader<R>) -> Result<(Dims, Rollup), StoreError> {
-    let dims = read_dims(r)?;
-    let rollup = Rollup::decode(&r.bytes()?).map_err(|e| StoreError(format!("clickhouse: {e}")))?;
-    Ok((dims, rollup))
 }

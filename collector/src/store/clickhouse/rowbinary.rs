@@ -3,7 +3,8 @@
 //!
 //! Per type: `String` is a LEB128 length and the bytes; `Float64`, `Int64`, `UInt64`, `UInt32`
 //! (`DateTime`: seconds) are little-endian; `UInt8` one byte; `Nullable(T)` one byte (1: null, and no
-//! value follows; 0: a `T` follows). Unchanged from ClickHouse 18 to today.
+//! value follows; 0: a `T` follows); `Array(T)` a LEB128 length and the elements; a `Tuple` its
+//! elements in turn. Unchanged from ClickHouse 18 to today.
 
 use std::io::{self, BufRead, Read};
 
@@ -21,7 +22,18 @@ impl Writer {
     }
 
     pub fn bytes(&mut self, b: &[u8]) {
-        let mut n = b.len() as u64;
+        self.len(b.len());
+        self.0.extend_from_slice(b);
+    }
+
+    pub fn i64_array(&mut self, values: &[i64]) {
+        self.len(values.len());
+        values.iter().for_each(|&v| self.i64(v));
+    }
+
+    /// A LEB128 length (of a string or an array).
+    fn len(&mut self, len: usize) {
+        let mut n = len as u64;
         loop {
             let low = (n & 0x7f) as u8;
             n >>= 7;
@@ -31,7 +43,6 @@ impl Writer {
             }
             self.0.push(low | 0x80);
         }
-        self.0.extend_from_slice(b);
     }
 
     pub fn f64(&mut self, v: f64) {
@@ -118,19 +129,40 @@ impl<R: BufRead> Reader<R> {
         Ok(out)
     }
 
-    pub fn bytes(&mut self) -> Result<Vec<u8>, ReadError> {
+    /// A LEB128 length (of a string or an array).
+    fn len(&mut self) -> Result<u64, ReadError> {
         let mut len: u64 = 0;
         for shift in (0..64).step_by(7) {
             let [byte] = self.array()?;
             len |= u64::from(byte & 0x7f) << shift;
             if byte & 0x80 == 0 {
-                // Read, not preallocated: a damaged length cannot size an allocation.
-                let mut out = Vec::new();
-                (&mut self.input).take(len).read_to_end(&mut out)?;
-                return if out.len() as u64 == len { Ok(out) } else { Err(ReadError::Malformed) };
+                return Ok(len);
             }
         }
         Err(ReadError::Malformed)
+    }
+
+    pub fn bytes(&mut self) -> Result<Vec<u8>, ReadError> {
+        let len = self.len()?;
+        // Read, not preallocated: a damaged length cannot size an allocation.
+        let mut out = Vec::new();
+        (&mut self.input).take(len).read_to_end(&mut out)?;
+        if out.len() as u64 == len {
+            Ok(out)
+        } else {
+            Err(ReadError::Malformed)
+        }
+    }
+
+    /// An `Array(T)` whose elements `read` reads. Grown as read: a damaged length cannot size an
+    /// allocation, only fail when the answer ends.
+    pub fn vec<T>(&mut self, read: fn(&mut Reader<R>) -> Result<T, ReadError>) -> Result<Vec<T>, ReadError> {
+        let len = self.len()?;
+        let mut out = Vec::new();
+        for _ in 0..len {
+            out.push(read(self)?);
+        }
+        Ok(out)
     }
 
     pub fn string(&mut self) -> Result<String, ReadError> {
@@ -189,6 +221,8 @@ mod tests {
         w.opt_f64(Some(f64::MAX));
         w.opt_f64(None);
         w.opt_i64(Some(-7));
+        w.i64_array(&[-1, i64::MAX]);
+        w.i64_array(&[]);
         let bytes = w.into_bytes();
         let mut r = Reader::new(&bytes[..]);
         assert_eq!(r.string().unwrap(), "");
@@ -202,6 +236,8 @@ mod tests {
         assert_eq!(r.opt_f64().unwrap(), Some(f64::MAX));
         assert_eq!(r.opt_f64().unwrap(), None);
         assert_eq!(r.opt_i64().unwrap(), Some(-7));
+        assert_eq!(r.vec(Reader::i64).unwrap(), vec![-1, i64::MAX]);
+        assert_eq!(r.vec(Reader::u64).unwrap(), Vec::<u64>::new());
         assert!(r.is_empty().unwrap());
     }
 

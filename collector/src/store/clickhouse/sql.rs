@@ -4,14 +4,20 @@
 //! inserted values never do (they travel as `RowBinary`). Identifiers are constants, except the
 //! database name, which [`database_name`] limits to `[A-Za-z_][A-Za-z0-9_]*`.
 //!
-//! Only what ClickHouse 18.16 already had: `MergeTree()`/`ReplacingMergeTree(version)` with
-//! `PARTITION BY` and `ORDER BY` expressions, `Nullable` columns (kept out of sorting keys through
-//! `ifNull`/`isNull`), `argMax`, tuple `IN`. No `LowCardinality` (experimental in 18.16), no
-//! `DateTime64`, no `SimpleAggregateFunction`, no query parameters, no `FINAL` reads.
+//! Only what ClickHouse 18.16 already had, and current releases still run (the test suite replays
+//! every statement on both): `MergeTree()`, `ReplacingMergeTree()` and `AggregatingMergeTree()`
+//! with `PARTITION BY` and `ORDER BY` expressions, materialized views `TO` a table,
+//! `AggregateFunction` columns of `sumForEach`/`minForEach`/`maxForEach`/`sumMap` states,
+//! `Nullable` columns (kept out of sorting keys through `ifNull`/`isNull`: current releases refuse
+//! a nullable key), tuple `IN`, `LIMIT BY`. No `LowCardinality` (experimental in 18.16), no
+//! `DateTime64`, no `SimpleAggregateFunction`, no `Map` type, no query parameters, no `FINAL`
+//! reads, no insert deduplication tokens.
 
-use crate::dims::{Dim, Dims};
-use crate::rollup::RollupKey;
+use super::states;
+use crate::dims::Dim;
+use crate::rollup::Grain;
 use crate::store::{Filters, Selection, StoreError};
+use crate::summary::DEF;
 
 /// The database name, checked: it is written into SQL unquoted.
 pub fn database_name(name: &str) -> Result<&str, StoreError> {
@@ -99,68 +105,81 @@ pub const RECORD_COLUMNS: &[(&str, &str)] = &[
     ("sample_rate", "Float64"),
     ("received_at", "Int64"),
     ("raw", "String"),
+    ("copy", "UInt64"),
+    ("sketch_keys", "Array(Int64)"),
+    ("joint_key", "Int64"),
 ];
 
-/// The statements that create the database and its tables when missing.
+/// The columns of `copies` and `duplicates`: what identifies a copy, and what a read needs to take a
+/// duplicate copy out of the figures.
+pub const COPY_COLUMNS: &str = "id, copy, ts, started_at, def, model, scenario, variant, app_version, connection, output_tokens, \
+     ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, sketch_keys, joint_key";
+
+/// The statements that create the database, its tables and views when missing.
 pub fn schema(db: &str) -> Vec<String> {
     let columns: Vec<String> = RECORD_COLUMNS.iter().map(|(name, ty)| format!("{name} {ty}")).collect();
-    vec![
+    let copy_columns: Vec<String> = COPY_COLUMNS.split(", ").map(|name| format!("{name} {}", column_type(name.trim()))).collect();
+    let dims = dim_columns();
+    let mut statements = vec![
         format!("CREATE DATABASE IF NOT EXISTS {db}"),
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.records ({}) ENGINE = MergeTree() PARTITION BY toDate(ts) ORDER BY (ifNull(model, ''), ifNull(scenario, ''), ts)",
             columns.join(", ")
         ),
-        // One row per write of a rollup; the highest version is the current value. Background merges
-        // drop older versions (ReplacingMergeTree), reads take argMax(data, version) per key, so they
-        // never depend on when merges run. The key sorts null apart from '' (isNull). `streams` is the
-        // rollup's stream count, so groups are ranked without decoding `data`.
+        // The rollups: aggregate states ClickHouse merges by key in the background and in reads;
+        // the views below add every record to them as it is inserted. The key sorts null apart from
+        // '' (isNull).
         format!(
-            "CREATE TABLE IF NOT EXISTS {db}.rollups (grain String, bucket Int64, {}, version UInt64, {STREAMS_COLUMN}, data String) \
-             ENGINE = ReplacingMergeTree(version) PARTITION BY intDiv(bucket, 86400000) \
+            "CREATE TABLE IF NOT EXISTS {db}.rollup_states (grain String, bucket Int64, {}, {}) \
+             ENGINE = AggregatingMergeTree() PARTITION BY intDiv(bucket, 86400000) \
              ORDER BY (ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), grain, bucket, \
              ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection))",
-            Dim::ALL.map(|d| format!("{} Nullable(String)", d.column())).join(", ")
+            Dim::ALL.map(|d| format!("{} Nullable(String)", d.column())).join(", "),
+            states::STATE_COLUMNS
         ),
-        // The ids of the committed records, sorted by id so a lookup reads a few small granules
-        // instead of the id column of every record.
-        format!("CREATE TABLE IF NOT EXISTS {db}.record_ids (id String) ENGINE = MergeTree() ORDER BY id SETTINGS index_granularity = 1024"),
-    ]
+        // Every copy of every record, sorted by id: the lookup that finds copies of one record
+        // inserted through different collectors.
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.copies ({}) ENGINE = MergeTree() PARTITION BY toYYYYMM(ts) ORDER BY id SETTINGS index_granularity = 1024",
+            copy_columns.join(", ")
+        ),
+        // The copies found to duplicate an earlier one: reads take them out. Marking a copy twice
+        // (two collectors found it) leaves one row per (id, copy) after merges, and reads take one.
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.duplicates ({}) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(ts) ORDER BY (id, copy)",
+            copy_columns.join(", ")
+        ),
+        format!("CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.copies_of_records TO {db}.copies AS SELECT {COPY_COLUMNS} FROM {db}.records"),
+    ];
+    for grain in Grain::ALL {
+        statements.push(format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.rollups_{name} TO {db}.rollup_states AS \
+             SELECT {code} AS grain, {bucket} AS bucket, {dims}, {states} FROM {db}.records WHERE def = {DEF} GROUP BY grain, bucket, {dims}",
+            name = grain_name(grain),
+            code = quote(grain.code()),
+            bucket = states::bucket(grain),
+            states = states::states(),
+        ));
+    }
+    statements
 }
 
-/// The stream-count column of `rollups`: a database made before it lacks it, and gets it on open.
-pub const STREAMS_COLUMN: &str = "streams UInt64";
+fn grain_name(grain: Grain) -> &'static str {
+    match grain {
+        Grain::Minute => "minute",
+        Grain::Hour => "hour",
+        Grain::Day => "day",
+    }
+}
+
+/// The type of a column of `records`.
+fn column_type(name: &str) -> &'static str {
+    RECORD_COLUMNS.iter().find(|(n, _)| *n == name).map(|(_, ty)| *ty).unwrap_or("String")
+}
 
 /// `model, scenario, variant, app_version, connection`.
 pub fn dim_columns() -> String {
     Dim::ALL.map(Dim::column).join(", ")
-}
-
-/// The dimensions as a tuple that tells null from '' (for `IN` against [`dims_literal`]).
-pub fn dims_key() -> String {
-    format!("({})", dims_parts())
-}
-
-fn dims_parts() -> String {
-    Dim::ALL.map(|d| format!("ifNull({0}, ''), isNull({0})", d.column())).join(", ")
-}
-
-/// One record's dimensions in the shape of [`dims_key`].
-pub fn dims_literal(dims: &Dims) -> String {
-    format!("({})", dims_literal_parts(dims))
-}
-
-fn dims_literal_parts(dims: &Dims) -> String {
-    let parts: Vec<String> = dims.iter().map(|v| format!("{}, {}", quote(v.as_deref().unwrap_or("")), u8::from(v.is_none()))).collect();
-    parts.join(", ")
-}
-
-/// A rollup's whole key as a tuple (for `IN` against [`rollup_key_literal`]).
-pub fn rollup_key() -> String {
-    format!("(grain, bucket, {})", dims_parts())
-}
-
-pub fn rollup_key_literal(key: &RollupKey) -> String {
-    format!("({}, {}, {})", quote(key.grain.code()), key.bucket, dims_literal_parts(&key.dims))
 }
 
 /// ` AND column IN (...)` per filter: a filter matches any of its values, never a null.
@@ -244,9 +263,6 @@ mod tests {
     fn filters_and_keys() {
         let f = vec![(Dim::Model, vec!["a'b".to_owned(), "".to_owned()]), (Dim::Connection, vec![])];
         assert_eq!(filters(&f), " AND model IN ('a\\'b', '') AND 0");
-        let dims: Dims = [Some("m".into()), None, Some("".into()), None, Some("4g".into())];
-        assert_eq!(dims_literal(&dims), "('m', 0, '', 1, '', 0, '', 1, '4g', 0)");
-        assert!(dims_key().starts_with("(ifNull(model, ''), isNull(model), ifNull(scenario, '')"));
         let keys = [vec![Some("a'".to_owned()), None], vec![Some(String::new()), Some("4g".to_owned())]];
         let groups = crate::store::GroupSet { by: &[Dim::Model, Dim::Connection], keys: &keys };
         assert_eq!(
@@ -254,9 +270,16 @@ mod tests {
             " AND model IN ('a\\'b', '') AND (ifNull(model, ''), isNull(model), ifNull(connection, ''), isNull(connection)) IN (('a\\'', 0, '', 1), ('', 0, '4g', 0))"
         );
         assert_eq!(selection(Selection { filters: &[], groups: Some(crate::store::GroupSet { by: &[Dim::Model], keys: &[] }) }), " AND 0");
-        let key = RollupKey { grain: crate::rollup::Grain::Hour, bucket: -3_600_000, dims };
-        assert_eq!(rollup_key_literal(&key), "('h', -3600000, 'm', 0, '', 1, '', 0, '', 1, '4g', 0)");
-        assert!(rollup_key().starts_with("(grain, bucket, ifNull(model, ''), isNull(model),"));
+    }
+
+    #[test]
+    fn copies_have_the_records_columns() {
+        for name in COPY_COLUMNS.split(", ") {
+            assert!(RECORD_COLUMNS.iter().any(|(n, _)| *n == name), "{name}");
+        }
+        let schema = schema("db").join("\n");
+        assert_eq!(schema.matches("CREATE MATERIALIZED VIEW").count(), 4);
+        assert!(schema.contains("toInt64(floor(started_at / 3600000) * 3600000) AS bucket"));
     }
 
     #[test]

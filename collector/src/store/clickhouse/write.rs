@@ -1,292 +1,202 @@
-//! Writing batches: group commit, the order of the inserts, and settling a write that failed midway
-//! (the parent module's doc says why each is so).
+//! Writing batches: the writer thread that gathers them into large inserts, the copy numbers, and
+//! the lookup that marks duplicate copies (the parent module's doc says why each is so).
 
-use super::rowbinary::{Reader, Writer};
-use super::{lock, read_dims, read_dims_and_rollup, sql, ClickHouseStore, CHUNK, ROW_COLUMNS};
-use crate::dims::Dims;
-use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
+use super::rowbinary::{Reader, Writer as Rows};
+use super::{sql, states, Database};
+use crate::rollup::Row;
 use crate::store::{Inserted, StoreError};
-use crate::summary::DEF;
 use crate::validate::{Batch, Record};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// A batch waiting for the writer, and its answer once written.
-pub(super) struct Job {
-    batch: Batch,
-    received_at: i64,
-    answer: Mutex<Option<Result<Inserted, StoreError>>>,
-}
-
-/// What the writer keeps between writes.
-pub(super) struct WriteState {
-    /// The highest rollup version written so far.
-    pub version: u64,
-    /// The new records of the write in progress, or of one that failed and could not be settled
-    /// yet: set before the first insert, so even a panic mid-write leaves them to settle.
-    pub pending: Option<Vec<Unsettled>>,
-}
-
-/// What settling needs of a record that a failed write may or may not have stored.
-pub(super) struct Unsettled {
-    id: String,
-    started_at: f64,
-    def: i64,
-    dims: Dims,
-}
-
-impl Unsettled {
-    fn of(r: &Record) -> Unsettled {
-        Unsettled { id: r.id.clone(), started_at: r.started_at, def: r.def, dims: Row::from_record(r).dims }
-    }
-}
+/// How long the first batch of an insert waits for others to join it (ms).
+pub const FLUSH_MS: u64 = 200;
+/// The most records one insert takes (a batch is never split).
+pub const FLUSH_RECORDS: usize = 20_000;
+/// Batches waiting for the writer at most; a sender waits while the queue is full.
+pub const QUEUE_BATCHES: usize = 1_024;
+/// How far back (ms of receiving time) a starting collector looks for unmarked duplicate copies.
+pub const SWEEP_MS: i64 = 15 * 60_000;
+/// Ids per lookup query: each is sent as one array literal, far below `max_query_size`.
+const IDS_PER_LOOKUP: usize = 20_000;
 
 type Answer = Result<Inserted, StoreError>;
 
-impl ClickHouseStore {
-    /// [`crate::store::Store::insert_batch`]: queues the batch, then takes the writer. Unless the
-    /// previous holder already wrote it, writes every queued batch at once (group commit: under
-    /// load ClickHouse gets a few large inserts, not one small one per batch). O(batch) to queue (a
-    /// copy); the write is O(records + touched rollups) for the whole group.
-    pub(super) fn write_batch(&self, batch: &Batch, received_at: i64) -> Answer {
-        let job = Arc::new(Job { batch: batch.clone(), received_at, answer: Mutex::new(None) });
-        lock(&self.queue).push(Arc::clone(&job));
-        let mut state = lock(&self.writer);
-        if let Some(answer) = lock(&job.answer).take() {
-            return answer;
-        }
-        let jobs = std::mem::take(&mut *lock(&self.queue));
-        let Some(mine) = jobs.iter().position(|j| Arc::ptr_eq(j, &job)) else {
-            // The writer that took it panicked before answering; its records are pending.
-            return Err(StoreError("clickhouse: the write of this batch was interrupted; retry".into()));
-        };
-        let mut answers = self.write_group(&mut state, &jobs);
-        let my_answer = answers.swap_remove(mine);
-        for (j, answer) in jobs.iter().enumerate().filter(|(i, _)| *i != mine).map(|(_, j)| j).zip(answers) {
-            *lock(&j.answer) = Some(answer);
-        }
-        my_answer
+/// A batch waiting for the writer thread, and where its answer goes.
+struct Job {
+    batch: Batch,
+    received_at: i64,
+    answer: SyncSender<Answer>,
+}
+
+/// The handle of a store's writer thread. The thread ends when the handle is dropped.
+pub(super) struct Writer {
+    jobs: Mutex<SyncSender<Job>>,
+}
+
+impl Writer {
+    pub(super) fn start(database: Arc<Database>) -> Writer {
+        let (jobs, queue) = sync_channel(QUEUE_BATCHES);
+        thread::Builder::new().name("clickhouse-writer".into()).spawn(move || run(&database, &queue)).expect("spawning the ClickHouse writer thread");
+        Writer { jobs: Mutex::new(jobs) }
     }
 
-    /// Writes the new records of `jobs`, in order (a record repeated in a later job is its
-    /// duplicate), and returns each job's answer.
-    fn write_group(&self, state: &mut WriteState, jobs: &[Arc<Job>]) -> Vec<Answer> {
-        let fail_all = |message: String| jobs.iter().map(|_| Err(StoreError(message.clone()))).collect();
-        if let Some(pending) = state.pending.take() {
-            if let Err(e) = self.settle(state, &pending) {
-                state.pending = Some(pending);
-                return fail_all(format!("{e} (settling an earlier batch; nothing of this one was stored)"));
+    /// [`crate::store::Store::insert_batch`]: queues a copy of the batch and waits for its answer.
+    /// O(batch) to queue; the wait is at most [`FLUSH_MS`] plus one insert and one lookup.
+    pub(super) fn write(&self, batch: &Batch, received_at: i64) -> Answer {
+        let (answer, answered) = sync_channel(1);
+        let jobs = self.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let stopped = || StoreError("clickhouse: the writer thread stopped; nothing of this batch was stored".into());
+        jobs.send(Job { batch: batch.clone(), received_at, answer }).map_err(|_| stopped())?;
+        answered.recv().map_err(|_| stopped())?
+    }
+}
+
+/// The writer thread: takes the first waiting batch, gathers those that come within [`FLUSH_MS`]
+/// (up to [`FLUSH_RECORDS`] records), writes them and answers each.
+fn run(database: &Database, queue: &Receiver<Job>) {
+    let mut numbers = CopyNumbers::new();
+    while let Ok(first) = queue.recv() {
+        let deadline = Instant::now() + Duration::from_millis(FLUSH_MS);
+        let mut records = first.batch.records.len();
+        let mut jobs = vec![first];
+        while records < FLUSH_RECORDS {
+            match queue.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(job) => {
+                    records += job.batch.records.len();
+                    jobs.push(job);
+                }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
             }
         }
-        let mut seen = HashSet::new();
-        let firsts: Vec<Vec<&Record>> = jobs.iter().map(|j| j.batch.records.iter().filter(|r| seen.insert(r.id.as_str())).collect()).collect();
-        let committed = match self.committed(&firsts.iter().flatten().map(|r| r.id.as_str()).collect::<Vec<_>>()) {
-            Ok(committed) => committed,
-            Err(e) => return fail_all(e.0),
-        };
-        let new: Vec<Vec<&Record>> = firsts.into_iter().map(|f| f.into_iter().filter(|r| !committed.contains(&r.id)).collect()).collect();
-        let inserted: Vec<Inserted> = jobs.iter().zip(&new).map(|(j, n)| Inserted { accepted: n.len(), duplicates: j.batch.records.len() - n.len() }).collect();
-        let all_new: Vec<(&Record, &Job)> = jobs.iter().zip(&new).flat_map(|(j, n)| n.iter().map(move |r| (*r, &**j))).collect();
-        if all_new.is_empty() {
-            return inserted.into_iter().map(Ok).collect();
+        let answers = catch_unwind(AssertUnwindSafe(|| write_group(database, &jobs, &mut numbers)))
+            .unwrap_or_else(|_| jobs.iter().map(|_| Err(StoreError("clickhouse: the write of this batch panicked; retry".into()))).collect());
+        for (job, answer) in jobs.iter().zip(answers) {
+            // A sender that stopped waiting has nobody to tell.
+            let _ = job.answer.send(answer);
         }
-        let rows: Vec<Row> = all_new.iter().filter(|(r, _)| r.def == DEF).map(|(r, _)| Row::from_record(r)).collect();
-        let deltas = rollups_of(&rows);
-        let mut merged = match self.current_rollups(deltas.keys()) {
-            Ok(current) => current,
-            Err(e) => return fail_all(e.0),
-        };
-        for (key, delta) in deltas {
-            merged.entry(key).or_default().merge(&delta);
-        }
-        // From here a failure may leave part of the group stored: pending until written or settled.
-        state.pending = Some(all_new.iter().map(|(r, _)| Unsettled::of(r)).collect());
-        let ids: Vec<&str> = all_new.iter().map(|(r, _)| r.id.as_str()).collect();
-        let written = self.insert_records(&all_new).and_then(|()| self.insert_rollups(state, &merged)).and_then(|()| self.insert_ids(&ids));
-        let unsettled = state.pending.take().unwrap_or_default();
-        let Err(e) = written else { return inserted.into_iter().map(Ok).collect() };
-        let stored = match self.settle(state, &unsettled) {
-            Ok(stored) => stored,
-            Err(settle_error) => {
-                state.pending = Some(unsettled);
-                return fail_all(format!("{e}; then settling failed: {settle_error}"));
-            }
-        };
-        // Settling found what is stored: each batch's answer says so.
-        new.iter()
-            .zip(inserted)
-            .map(|(n, inserted)| match n.iter().filter(|r| stored.contains(&r.id)).count() {
-                all if all == n.len() => Ok(inserted),
-                0 => Err(StoreError(e.0.clone())),
-                some => Err(StoreError(format!("{e} ({some} of the {} new records were stored; a retry stores the rest)", n.len()))),
-            })
-            .collect()
     }
+}
 
-    fn insert_records(&self, records: &[(&Record, &Job)]) -> Result<(), StoreError> {
-        let mut w = Writer::default();
-        for (r, job) in records {
-            write_record(&mut w, r, &job.batch, job.received_at);
+/// Inserts the records of `jobs` (a record repeated within them once: its first copy), then marks
+/// the copies that repeat an earlier one, and returns each job's answer: its records whose copy is
+/// the first are accepted, the others are duplicates.
+fn write_group(database: &Database, jobs: &[Job], numbers: &mut CopyNumbers) -> Vec<Answer> {
+    let fail_all = |e: StoreError| jobs.iter().map(|_| Err(StoreError(e.0.clone()))).collect();
+    let mut seen = HashSet::new();
+    let firsts: Vec<Vec<&Record>> = jobs.iter().map(|j| j.batch.records.iter().filter(|r| seen.insert(r.id.as_str())).collect()).collect();
+    // The insert's records have distinct ids: one copy number serves them all.
+    let copy = numbers.next();
+    let mut rows = Rows::default();
+    let mut ids = Vec::new();
+    for (job, records) in jobs.iter().zip(&firsts) {
+        for record in records {
+            write_record(&mut rows, record, copy, &job.batch, job.received_at);
+            ids.push(record.id.as_str());
         }
-        let columns: Vec<&str> = sql::RECORD_COLUMNS.iter().map(|(name, _)| *name).collect();
-        self.insert_rows("records", &columns.join(", "), w)
     }
-
-    /// Writes `rollups` as the current value of their keys (the next version).
-    fn insert_rollups(&self, state: &mut WriteState, rollups: &BTreeMap<RollupKey, Rollup>) -> Result<(), StoreError> {
-        if rollups.is_empty() {
-            return Ok(());
-        }
-        state.version += 1;
-        let mut w = Writer::default();
-        for (key, rollup) in rollups {
-            w.string(key.grain.code());
-            w.i64(key.bucket);
-            for value in &key.dims {
-                w.opt_string(value.as_deref());
-            }
-            w.u64(state.version);
-            w.u64(rollup.count);
-            w.bytes(&rollup.encode());
-        }
-        self.insert_rows("rollups", &format!("grain, bucket, {}, version, streams, data", sql::dim_columns()), w)
+    if ids.is_empty() {
+        return jobs.iter().map(|j| Ok(Inserted { accepted: 0, duplicates: j.batch.records.len() })).collect();
     }
-
-    fn insert_ids(&self, ids: &[&str]) -> Result<(), StoreError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let mut w = Writer::default();
-        ids.iter().for_each(|id| w.string(id));
-        self.insert_rows("record_ids", "id", w)
+    let columns: Vec<&str> = sql::RECORD_COLUMNS.iter().map(|(name, _)| *name).collect();
+    if let Err(e) = database.insert_rows("records", &columns.join(", "), rows.into_bytes()) {
+        return fail_all(e);
     }
+    let later = match mark_duplicates(database, &ids) {
+        Ok(later) => later,
+        Err(e) => return fail_all(StoreError(format!("{e} (the records were stored; a retry counts them once)"))),
+    };
+    jobs.iter()
+        .zip(firsts)
+        .map(|(job, records)| {
+            let accepted = records.iter().filter(|r| !later.contains(&(r.id.clone(), copy))).count();
+            Ok(Inserted { accepted, duplicates: job.batch.records.len() - accepted })
+        })
+        .collect()
+}
 
-    /// Those of `ids` in `record_ids`.
-    fn committed(&self, ids: &[&str]) -> Result<HashSet<String>, StoreError> {
-        let mut out = HashSet::new();
-        for chunk in ids.chunks(CHUNK) {
-            let list: Vec<String> = chunk.iter().map(|id| sql::quote(id)).collect();
-            out.extend(self.strings(&format!("SELECT id FROM {}.record_ids WHERE id IN ({})", self.db, list.join(", ")))?);
-        }
-        Ok(out)
+/// Finds every id of `ids` stored more than once and writes each of its copies but the first (the
+/// lowest number) to `duplicates`. Returns those later copies as (id, copy). O(ids) lookups.
+fn mark_duplicates(database: &Database, ids: &[&str]) -> Result<HashSet<(String, u64)>, StoreError> {
+    let mut later = HashSet::new();
+    for chunk in ids.chunks(IDS_PER_LOOKUP) {
+        let list: Vec<String> = chunk.iter().map(|id| sql::quote(id)).collect();
+        let found = format!("SELECT arrayJoin([{}])", list.join(", "));
+        later.extend(mark(database, &found)?);
     }
+    Ok(later)
+}
 
-    /// The current value of those of `keys` that are stored.
-    fn current_rollups<'a>(&self, keys: impl Iterator<Item = &'a RollupKey>) -> Result<BTreeMap<RollupKey, Rollup>, StoreError> {
-        let keys: Vec<&RollupKey> = keys.collect();
-        let mut out = BTreeMap::new();
-        for chunk in keys.chunks(CHUNK) {
-            let buckets: BTreeSet<i64> = chunk.iter().map(|k| k.bucket).collect();
-            let literals: Vec<String> = chunk.iter().map(|k| sql::rollup_key_literal(k)).collect();
-            let query = format!(
-                // `bucket IN` lets ClickHouse skip the other days' partitions.
-                "SELECT grain, bucket, {dims}, argMax(data, version) FROM {db}.rollups WHERE bucket IN ({buckets}) AND {key} IN ({literals}) \
-                 GROUP BY grain, bucket, {dims}",
-                dims = sql::dim_columns(),
-                db = self.db,
-                buckets = buckets.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
-                key = sql::rollup_key(),
-                literals = literals.join(", "),
-            );
-            self.for_each_row(&query, |r| {
-                let code = r.string()?;
-                let grain = Grain::from_code(&code).ok_or_else(|| StoreError(format!("clickhouse: unknown grain {code:?} in rollups")))?;
-                let bucket = r.i64()?;
-                let (dims, rollup) = read_dims_and_rollup(r)?;
-                out.insert(RollupKey { grain, bucket, dims }, rollup);
-                Ok(())
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// Settles `records` after a failed write: those found in `records` get the rollups they touch
-    /// rebuilt from `records` and their ids committed. Returns their ids. Idempotent.
-    fn settle(&self, state: &mut WriteState, records: &[Unsettled]) -> Result<HashSet<String>, StoreError> {
-        if records.is_empty() {
-            return Ok(HashSet::new());
-        }
-        let lo = records.iter().map(|r| r.started_at).fold(f64::INFINITY, f64::min);
-        let hi = records.iter().map(|r| r.started_at).fold(f64::NEG_INFINITY, f64::max);
-        let mut in_records = HashSet::new();
-        for chunk in records.chunks(CHUNK) {
-            let list: Vec<String> = chunk.iter().map(|r| sql::quote(&r.id)).collect();
-            let query = format!("SELECT id FROM {}.records WHERE id IN ({}){}", self.db, list.join(", "), sql::ts_range(lo, hi));
-            in_records.extend(self.strings(&query)?);
-        }
-        let stored: Vec<&Unsettled> = records.iter().filter(|r| in_records.contains(&r.id)).collect();
-        let touched: BTreeSet<(i64, Dims)> = stored.iter().filter(|r| r.def == DEF).map(|r| (Grain::Day.bucket_of(r.started_at), r.dims.clone())).collect();
-        let touched: Vec<(i64, Dims)> = touched.into_iter().collect();
-        for chunk in touched.chunks(CHUNK) {
-            self.rebuild_rollups(state, chunk)?;
-        }
-        let ids: Vec<&str> = stored.iter().map(|r| r.id.as_str()).collect();
-        let committed = self.committed(&ids)?;
-        let missing: Vec<&str> = ids.into_iter().filter(|id| !committed.contains(*id)).collect();
-        self.insert_ids(&missing)?;
-        Ok(in_records)
-    }
-
-    /// Rewrites, from `records`, every rollup (all grains) of each (day bucket, dimensions) pair.
-    fn rebuild_rollups(&self, state: &mut WriteState, days: &[(i64, Dims)]) -> Result<(), StoreError> {
-        let dims: BTreeSet<String> = days.iter().map(|(_, d)| sql::dims_literal(d)).collect();
-        let day_ms = Grain::Day.ms() as f64;
-        let ranges: BTreeSet<String> = days
-            .iter()
-            .map(|&(day, _)| {
-                let (from, to) = (day as f64, day as f64 + day_ms);
-                format!("(started_at >= {} AND started_at < {}{})", super::float(from), super::float(to), sql::ts_range(from, to))
-            })
-            .collect();
-        let query = format!(
-            "SELECT {ROW_COLUMNS} FROM {}.records WHERE def = {DEF} AND {} IN ({}) AND ({})",
-            self.db,
-            sql::dims_key(),
-            dims.into_iter().collect::<Vec<_>>().join(", "),
-            ranges.into_iter().collect::<Vec<_>>().join(" OR ")
-        );
-        let wanted: HashSet<&(i64, Dims)> = days.iter().collect();
-        let rows: Vec<Row> = self.rows_of(&query)?.into_iter().filter(|r| wanted.contains(&(Grain::Day.bucket_of(r.started_at), r.dims.clone()))).collect();
-        self.insert_rollups(state, &rollups_of(&rows))
-    }
-
-    /// Settles the records a process that died mid-write left in `records` without their ids in
-    /// `record_ids`. Two counts when there are none (the usual case); otherwise a scan of the ids.
-    pub(super) fn settle_orphans(&self, state: &mut WriteState) -> Result<(), StoreError> {
-        let answer = self.query(&format!("SELECT (SELECT count() FROM {0}.records), (SELECT count() FROM {0}.record_ids) FORMAT RowBinary", self.db))?;
-        let mut r = Reader::new(&answer[..]);
-        let (records, ids) = (r.u64()?, r.u64()?);
-        if records <= ids {
-            return Ok(());
-        }
-        let query = format!("SELECT id, started_at, def, {dims} FROM {db}.records WHERE id NOT IN (SELECT id FROM {db}.record_ids)", dims = sql::dim_columns(), db = self.db);
-        let mut orphans = Vec::new();
-        self.for_each_row(&query, |r| {
-            let (id, started_at, def) = (r.string()?, r.f64()?, r.i64()?);
-            orphans.push(Unsettled { id, started_at, def, dims: read_dims(r)? });
-            Ok(())
-        })?;
-        self.settle(state, &orphans).map(drop)
-    }
-
-    /// Rebuilds every rollup from `records`, a chunk of (day, dimensions) pairs at a time: for a
-    /// database made before `rollups` had its `streams` column. O(records), once.
-    pub(super) fn rebuild_every_rollup(&self, state: &mut WriteState) -> Result<(), StoreError> {
-        let query = format!("SELECT DISTINCT bucket, {dims} FROM {db}.rollups WHERE grain = 'd'", dims = sql::dim_columns(), db = self.db);
-        let mut days = Vec::new();
-        self.for_each_row(&query, |r| {
-            days.push((r.i64()?, read_dims(r)?));
-            Ok(())
-        })?;
-        for chunk in days.chunks(CHUNK) {
-            self.rebuild_rollups(state, chunk)?;
-        }
+/// [`mark_duplicates`] for the ids `found` (a subquery) selects.
+fn mark(database: &Database, found: &str) -> Result<HashSet<(String, u64)>, StoreError> {
+    let db = &database.db;
+    let mut copies: HashMap<String, Vec<u64>> = HashMap::new();
+    database.for_each_row(&format!("SELECT id, groupArray(copy) FROM {db}.copies WHERE id IN ({found}) GROUP BY id HAVING count() > 1"), |r| {
+        copies.insert(r.string()?, r.vec(Reader::u64)?);
         Ok(())
+    })?;
+    let mut later = HashSet::new();
+    for (id, mut numbers) in copies {
+        numbers.sort_unstable();
+        later.extend(numbers.into_iter().skip(1).map(|copy| (id.clone(), copy)));
+    }
+    if !later.is_empty() {
+        let pairs: Vec<String> = later.iter().map(|(id, copy)| format!("({}, {copy})", sql::quote(id))).collect();
+        let ids: HashSet<String> = later.iter().map(|(id, _)| sql::quote(id)).collect();
+        database.insert_select(&format!(
+            "INSERT INTO {db}.duplicates ({columns}) SELECT {columns} FROM {db}.copies WHERE id IN ({ids}) AND (id, copy) IN ({pairs})",
+            columns = sql::COPY_COLUMNS,
+            ids = ids.into_iter().collect::<Vec<_>>().join(", "),
+            pairs = pairs.join(", ")
+        ))?;
+    }
+    Ok(later)
+}
+
+/// Marks the duplicate copies among those received in the last [`SWEEP_MS`]: what a collector
+/// killed between its insert and its lookup left unmarked. O(copies' numbers) scanned, then
+/// lookups of the recent ids.
+pub(super) fn sweep(database: &Database) -> Result<(), StoreError> {
+    let since = now_ms().saturating_sub(SWEEP_MS).max(0) as u64;
+    mark(database, &format!("SELECT id FROM {}.copies WHERE copy >= {}", database.db, since << 20)).map(drop)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Copy numbers, one per insert: the time in ms `<< 20` plus 20 bits of a keyed hash of a counter
+/// (the key random per process), so copies written by two collectors in the same millisecond still
+/// differ but for a one-in-a-million chance; and increasing within a process, so its later insert
+/// always has the higher number.
+struct CopyNumbers {
+    key: RandomState,
+    counter: u64,
+    last: u64,
+}
+
+impl CopyNumbers {
+    fn new() -> CopyNumbers {
+        CopyNumbers { key: RandomState::new(), counter: 0, last: 0 }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.counter += 1;
+        let mut h = self.key.build_hasher();
+        h.write_u64(self.counter);
+        self.last = (((now_ms().max(0) as u64) << 20) | (h.finish() & 0xf_ffff)).max(self.last + 1);
+        self.last
     }
 }
 
 /// One record as a `records` row, in [`sql::RECORD_COLUMNS`] order.
-fn write_record(w: &mut Writer, r: &Record, batch: &Batch, received_at: i64) {
+fn write_record(w: &mut Rows, r: &Record, copy: u64, batch: &Batch, received_at: i64) {
     w.string(&r.id);
     w.f64(r.started_at);
     w.u32(sql::ts_of(r.started_at));
@@ -324,4 +234,8 @@ fn write_record(w: &mut Writer, r: &Record, batch: &Batch, received_at: i64) {
     w.f64(batch.sample_rate);
     w.i64(received_at);
     w.string(&r.raw);
+    w.u64(copy);
+    let row = Row::from_record(r);
+    w.i64_array(&states::sketch_keys(&row));
+    w.i64(states::joint_key(&row));
 }

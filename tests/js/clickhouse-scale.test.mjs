@@ -1,0 +1,355 @@
+// The collector as a deployment runs it (issue 15): three collectors on one ClickHouse database behind a
+// load balancer, 32 senders spreading batches over them. As in production, some batches arrive twice
+// (hedged to two collectors at once, re-sent after a lost answer, a record in two batches), a
+// collector dies (SIGKILL) mid-run and comes back on its address, and a failed batch is retried, the
+// same envelope, on another collector until it is accepted.
+// Checked: each record is answered as accepted once at most; every collector gives the same summaries;
+// against the truth computed here from the distinct records, per group (model, scenario, variant) and
+// overall, over windows read from day, hour and minute rollups and from records (partial minutes at
+// both ends), counts, output-token throughput, stall rates and length bands are exact, TTFT and TPOT
+// p50/p90/p99 within 1% of the order statistic of rank floor(q × (n − 1)) (the sketch's definition),
+// means exact. The store documents no settling delay, so nothing waits for one. Bounded: 16,000
+// records (25 to 40 s here on 2 shared cores, ClickHouse start included), every wait capped, traffic to
+// 127.0.0.1 only.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { ROOT, buildCollector, startCollector } from '../../scripts/collector.mjs';
+import { envelope, validRecord } from './beacon-records.mjs';
+
+const CLICKHOUSE_DIR = join(ROOT, 'target', 'clickhouse-scale');
+const READ_KEY = 'read-key-for-the-scale-test';
+const RECORDS = 16_000;
+const SENDERS = 32;
+const ATTEMPTS = 12; // per delivery of a batch; a batch never accepted fails the test
+const HOUR = 3_600_000;
+const T0 = Date.now();
+// Windows read from hour and minute rollups (all), minutes and records of the partial minutes at both
+// ends (cut, a record exactly on each edge), and day rollups (days).
+const DAY = 24 * HOUR;
+const WINDOWS = {
+  all: { from: T0 - 3 * HOUR, to: T0 },
+  cut: { from: T0 - 97 * 60_000 - 12_345, to: T0 - 23 * 60_000 - 29_087 },
+  days: { from: Math.floor((T0 - 3 * HOUR) / DAY) * DAY, to: Math.floor((T0 - 3 * HOUR) / DAY) * DAY + 2 * DAY },
+};
+
+/** mulberry32: a seeded PRNG, so the records are the same on every run. */
+function prng(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = prng(15);
+const gauss = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+const lognormal = (median, sigma) => Math.min(3_599_000, Math.round(median * Math.exp(sigma * gauss()) * 100) / 100);
+const pick = (items) => items[Math.floor(rand() * items.length)];
+
+// 3 models (of unequal traffic) × 2 scenarios × 2 variants, connection a fourth dimension the
+// grouping merges; skewed TTFT, TPOT and lengths, some nulls, some stalls, startedAt over 2 hours.
+const MODELS = [['gpt-4.1-mini', 0.5, 380, 18], ['claude-sonnet-4', 0.8, 620, 26], ['llama-3.3-70b', 1, 900, 35]];
+const records = Array.from({ length: RECORDS }, (_, i) => {
+  const u = rand();
+  const [model, , ttftMedian, tpotMedian] = MODELS.find(([, upTo]) => u < upTo);
+  const scenario = rand() < 0.6 ? 'chat' : 'rag';
+  const variant = rand() < 0.5 ? 'A' : 'B';
+  const stallCount = rand() < 0.08 ? 1 + Math.floor(rand() * 3) : 0;
+  const stallMs = stallCount * (1000 + Math.round(rand() * 2000));
+  return validRecord(`r-${i}`, {
+    startedAt: T0 - 1000 - Math.floor(rand() * 2 * HOUR),
+    model, scenario, variant,
+    connection: pick(['4g', 'wifi', null]),
+    ttftMs: rand() < 0.02 ? null : lognormal(ttftMedian * (scenario === 'rag' ? 1.8 : 1) * (variant === 'B' ? 0.9 : 1), 0.8),
+    tpotMs: rand() < 0.04 ? null : lognormal(tpotMedian, 0.5),
+    outputTokens: rand() < 0.01 ? 0 : Math.min(20_000, Math.round(lognormal(220, 1))),
+    stalls: rand() < 0.05 ? null : { count: stallCount, count1000: 0, longestMs: stallCount ? stallMs / stallCount : 0, totalMs: stallMs },
+  });
+});
+records[0].startedAt = WINDOWS.cut.from;
+records[1].startedAt = WINDOWS.cut.to - 1;
+records[2].startedAt = WINDOWS.cut.to;
+
+// Shuffled into batches of 1 to 50; about 3% of batches also carry up to 3 records of another batch.
+const order = records.map((_, i) => i);
+for (let i = order.length - 1; i > 0; i--) {
+  const j = Math.floor(rand() * (i + 1));
+  [order[i], order[j]] = [order[j], order[i]];
+}
+const batches = [];
+for (let i = 0; i < RECORDS; ) {
+  const n = 1 + Math.floor(rand() * 50);
+  batches.push(order.slice(i, i + n).map((k) => records[k]));
+  i += n;
+}
+for (const batch of batches) {
+  if (rand() >= 0.03) continue;
+  const other = pick(batches);
+  for (let k = 0; k < 3; k++) {
+    const record = pick(other);
+    if (!batch.includes(record) && batch.length < 50) batch.push(record);
+  }
+}
+const bodies = batches.map((b, i) => JSON.stringify(envelope(b, `batch-${i}`, { sessionId: `s-${i % 97}`, pageId: `p-${i}` })));
+
+let clickhouseUrl;
+let ports;
+let collectors = [];
+let args;
+let startedMs;
+const setup = {};
+let sent; // set once every batch was accepted
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** `n` distinct free loopback ports (held open together, then released). */
+async function freePorts(n) {
+  const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
+  })));
+  const found = servers.map((s) => s.address().port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return found;
+}
+
+const startOn = (port) => startCollector({ listen: `127.0.0.1:${port}`, args, build: false });
+
+before(async () => {
+  buildCollector();
+  startedMs = performance.now();
+  // A fresh server: one a killed run left behind is stopped first (its pid file is in the directory).
+  spawnSync('bash', ['scripts/clickhouse.sh', 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: 'ignore', timeout: 60_000 });
+  rmSync(CLICKHOUSE_DIR, { recursive: true, force: true });
+  setup.removeMs = performance.now() - startedMs;
+  // Installs clickhouse-server when missing (as root); fails, never skips, when it cannot start one.
+  const started = spawnSync('bash', ['scripts/clickhouse.sh', 'start', CLICKHOUSE_DIR], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000 });
+  assert.equal(started.status, 0, 'scripts/clickhouse.sh start failed');
+  clickhouseUrl = started.stdout.trim();
+  setup.clickhouseMs = performance.now() - startedMs - setup.removeMs;
+  args = ['--clickhouse', clickhouseUrl, '--clickhouse-database', `scale_${process.pid}`, '--read-key', READ_KEY,
+    '--rate-limit', '100000', '--rate-burst', '100000'];
+  ports = await freePorts(3);
+  collectors = await Promise.all(ports.map(startOn));
+  setup.collectorsMs = performance.now() - startedMs - setup.removeMs - setup.clickhouseMs;
+}, { timeout: 900_000 });
+
+after(async () => {
+  // Not the killed one (if its restart failed): close() would wait for an exit that already happened.
+  await Promise.all(collectors.filter((c) => c?.process.signalCode === null).map((c) => c.close()));
+  spawnSync('bash', ['scripts/clickhouse.sh', 'stop', CLICKHOUSE_DIR], { cwd: ROOT, stdio: 'inherit', timeout: 60_000 });
+  rmSync(join(CLICKHOUSE_DIR, 'data'), { recursive: true, force: true }); // hundreds of MB; the logs stay
+});
+
+/** POSTs `body` to collector `i`: `{ status, json }`, status 0 on a network error or timeout. */
+async function post(i, body) {
+  try {
+    const r = await fetch(`http://127.0.0.1:${ports[i]}/v1/beacons`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) });
+    const json = await r.json().catch(() => null);
+    return r.status === 200 && !json ? { status: 0 } : { status: r.status, json }; // an answer cut short is lost
+  } catch {
+    return { status: 0 };
+  }
+}
+
+test(`${RECORDS} records in ${batches.length} batches from ${SENDERS} senders over 3 collectors, one killed and restarted: every batch accepted, each record once`, { timeout: 180_000 }, async (t) => {
+  const stats = { requests: 0, retries: 0, failed: {}, unanswered: 0, hedged: 0, resent: 0, accepted: 0, duplicates: 0, acceptedAgain: [] };
+  const inflight = [new Set(), new Set(), new Set()]; // batch indices being posted to each collector
+  let acceptedBatches = 0;
+  let abort = false; // a sender failed: the others and the killer stop
+
+  /** Delivers batch `b` as a load balancer would: the same envelope to another collector until a 200. */
+  async function deliver(b, first) {
+    for (let attempt = 0, i = first; attempt < ATTEMPTS && !abort; attempt++, i = (i + 1 + Math.floor(rand() * 2)) % 3) {
+      if (attempt) stats.retries++;
+      stats.requests++;
+      inflight[i].add(b);
+      const r = await post(i, bodies[b]);
+      inflight[i].delete(b);
+      if (r.status === 200) {
+        stats.accepted += r.json.accepted;
+        stats.duplicates += r.json.duplicates;
+        return { ...r.json, at: i };
+      }
+      assert.ok(r.status === 0 || r.status === 429 || r.status >= 500, `batch ${b} refused: ${r.status} ${JSON.stringify(r.json)}`);
+      stats.failed[r.status] = (stats.failed[r.status] ?? 0) + 1;
+      if (r.status !== 429) stats.unanswered += batches[b].length; // maybe stored, maybe not
+      await sleep(Math.min(500, 20 * 2 ** attempt));
+    }
+    assert.fail(`batch ${b} was not accepted after ${ATTEMPTS} attempts`);
+  }
+
+  let next = 0;
+  const sender = async () => {
+    try {
+      while (next < batches.length && !abort) {
+        const b = next++;
+        const roll = rand();
+        const first = Math.floor(rand() * 3);
+        if (roll < 0.05) { // hedged: to two collectors at once
+          stats.hedged++;
+          await Promise.all([deliver(b, first), deliver(b, (first + 1) % 3)]);
+        } else {
+          const answer = await deliver(b, first);
+          if (roll < 0.1) { // its answer was lost on the way: sent again, elsewhere
+            stats.resent++;
+            const again = await deliver(b, (answer.at + 1 + Math.floor(rand() * 2)) % 3);
+            if (again.accepted) stats.acceptedAgain.push(again.accepted);
+          }
+        }
+        acceptedBatches++;
+      }
+    } catch (e) {
+      abort = true;
+      throw e;
+    }
+  };
+
+  const t0 = performance.now();
+  // Mid-run: SIGKILL collector 2 once 40% of the batches are in, restart it on its port 1.5 s later.
+  const chaos = {};
+  const killer = async () => {
+    while (acceptedBatches < 0.4 * batches.length && !abort) await sleep(20);
+    if (abort) return;
+    const victim = collectors[2];
+    chaos.killAt = performance.now() - t0;
+    chaos.inflight = [...inflight[2]].reduce((n, b) => n + batches[b].length, 0);
+    const exited = new Promise((r) => victim.process.once('exit', r));
+    victim.process.kill('SIGKILL');
+    await exited;
+    await sleep(1500);
+    const restarting = performance.now();
+    collectors[2] = await startOn(ports[2]).catch((e) => void (chaos.restartError = e)); // the others carry on
+    chaos.restartMs = performance.now() - restarting;
+    chaos.backAt = performance.now() - t0;
+  };
+  await Promise.all([...Array.from({ length: SENDERS }, sender), killer()]);
+  const sendMs = performance.now() - t0;
+  sent = true;
+
+  const copies = batches.reduce((n, b) => n + b.length, 0) - RECORDS;
+  t.diagnostic(`${RECORDS} records in ${batches.length} batches (${copies} records in two batches), ${stats.hedged} batches hedged, ${stats.resent} re-sent after their 200; ` +
+    `${stats.requests} requests, ${stats.retries} retries (failed: ${JSON.stringify(stats.failed)}); answers: ${stats.accepted} accepted, ${stats.duplicates} duplicates; ` +
+    `collector 2 killed at ${seconds(chaos.killAt)} (${chaos.inflight} records in flight), back at ${seconds(chaos.backAt)} (start-up ${chaos.restartMs.toFixed(0)} ms); ` +
+    `old data removed in ${seconds(setup.removeMs)}, ClickHouse up in ${seconds(setup.clickhouseMs)}, collectors in ${seconds(setup.collectorsMs)}, sending ${seconds(sendMs)}`);
+  assert.ok(collectors[2], `collector 2 did not come back: ${chaos.restartError?.message}`);
+  // A batch re-sent after its 200 is all duplicates. Over the run each record is accepted once at
+  // most, and only a record sent in a request that got no answer may never be answered as accepted.
+  const again = stats.acceptedAgain;
+  assert.equal(again.length, 0, `${again.length} of ${stats.resent} batches re-sent after their 200 had records accepted again (${again.reduce((a, b) => a + b, 0)})`);
+  assert.ok(stats.accepted <= RECORDS, `${stats.accepted} records accepted, of ${RECORDS}`);
+  assert.ok(stats.accepted >= RECORDS - stats.unanswered, `${stats.accepted} records accepted, of ${RECORDS} (${stats.unanswered} sent without an answer)`);
+});
+
+/** GET `path` from collector `i` with the read key: its JSON. */
+async function get(i, path) {
+  const r = await fetch(`http://127.0.0.1:${ports[i]}${path}`, { headers: { authorization: `Bearer ${READ_KEY}` }, signal: AbortSignal.timeout(30_000) });
+  const text = await r.text();
+  assert.equal(r.status, 200, `collector ${i} ${path}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+const GROUPINGS = { groups: 'model,scenario,variant', overall: '' };
+const keyOf = (grouping, k) => (grouping === 'overall' ? 'overall' : `${k.model}/${k.scenario}/${k.variant}`);
+const answers = []; // answers[collector][`${window} ${grouping}`], of the collectors up
+
+test('the three collectors give the same summaries', { timeout: 60_000 }, async () => {
+  assert.ok(sent, 'the traffic did not complete');
+  const up = [0, 1, 2].filter((i) => collectors[i]);
+  await Promise.all(up.map(async (i) => {
+    answers[i] = {};
+    for (const [w, { from, to }] of Object.entries(WINDOWS)) {
+      for (const [grouping, groupBy] of Object.entries(GROUPINGS)) {
+        answers[i][`${w} ${grouping}`] = await get(i, `/api/summary?from=${from}&to=${to}${groupBy ? `&groupBy=${groupBy}` : ''}`);
+      }
+    }
+  }));
+  // Means are sums of floats, which another order of reading could change in the last bits.
+  const canonical = (answer) => JSON.stringify(answer, (_, v) => (typeof v === 'number' ? Number(v.toPrecision(12)) : v));
+  const streams = (answer) => answer.groups.reduce((n, g) => n + g.count, 0);
+  const [first, ...others] = up;
+  const differing = [];
+  for (const query of Object.keys(answers[first])) {
+    for (const i of others) {
+      if (canonical(answers[i][query]) !== canonical(answers[first][query])) differing.push(`${query}: collector ${i} counts ${streams(answers[i][query])} streams, collector ${first} ${streams(answers[first][query])}`);
+    }
+  }
+  assert.equal(differing.length, 0, differing.join('\n'));
+});
+
+/** The truth of a window and grouping: per group key, the distinct records' figures and sorted values. */
+function truth(window, grouping) {
+  const groups = {};
+  for (const r of records) {
+    if (r.startedAt < WINDOWS[window].from || r.startedAt >= WINDOWS[window].to) continue;
+    const g = (groups[keyOf(grouping, r)] ??= { count: 0, tokens: 0, stallKnown: 0, stalled: 0, bands: [0, 0, 0], ttftMs: [], tpotMs: [] });
+    g.count++;
+    g.tokens += r.outputTokens;
+    if (r.stalls) {
+      g.stallKnown++;
+      g.stalled += r.stalls.count > 0;
+    }
+    if (r.outputTokens > 0) g.bands[r.outputTokens <= 50 ? 0 : r.outputTokens <= 500 ? 1 : 2]++;
+    for (const m of ['ttftMs', 'tpotMs']) if (r[m] !== null) g[m].push(r[m]);
+  }
+  for (const g of Object.values(groups)) for (const m of ['ttftMs', 'tpotMs']) g[m].sort((a, b) => a - b);
+  return groups;
+}
+
+/** Calls `fn(collector, query, window, answer, truth, grouping)` for each collector's answer to each query. */
+function eachAnswer(fn) {
+  assert.ok(answers.length, 'no summaries to check');
+  for (const [i, byQuery] of answers.entries()) {
+    if (!byQuery) continue;
+    for (const [query, answer] of Object.entries(byQuery)) {
+      const [window, grouping] = query.split(' ');
+      fn(i, query, WINDOWS[window], answer, truth(window, grouping), grouping);
+    }
+  }
+}
+
+test('counts are exact: streams, output-token throughput, stall rate and length bands, per group and overall', (t) => {
+  const wrong = [];
+  eachAnswer((i, query, { from, to }, answer, groups, grouping) => {
+    const ms = to - from;
+    // Computed as summary.rs computes them from exact counts, so equal to the last bit.
+    const expected = Object.fromEntries(Object.entries(groups).map(([key, g]) => [key, {
+      count: g.count,
+      tokenThroughput: (g.tokens * 1000) / ms,
+      stallRate: g.stallKnown ? g.stalled / g.stallKnown : null,
+      lengthBands: { '1-50': g.bands[0], '51-500': g.bands[1], over500: g.bands[2] },
+    }]));
+    const got = Object.fromEntries(answer.groups.map((g) => [keyOf(grouping, g.key), { count: g.count, tokenThroughput: g.tokenThroughput, stallRate: g.stallRate, lengthBands: g.lengthBands }]));
+    if (grouping === 'overall') t.diagnostic(`collector ${i}, ${query}: ${got.overall?.count} streams of ${expected.overall.count} (${((got.overall?.count / expected.overall.count - 1) * 100).toFixed(1)}%)`);
+    for (const key of new Set([...Object.keys(expected), ...Object.keys(got)])) {
+      const show = (o, f) => JSON.stringify(o[key]?.[f]);
+      const off = Object.keys(expected[key] ?? got[key]).filter((f) => show(got, f) !== show(expected, f));
+      if (off.length) wrong.push(`collector ${i}, ${query}, ${key}: ${off.map((f) => `${f} ${show(got, f)} (truth ${show(expected, f)})`).join(', ')}`);
+    }
+    if (answer.totalGroups !== Object.keys(expected).length || answer.truncated) wrong.push(`collector ${i}, ${query}: ${answer.totalGroups} groups, truncated ${answer.truncated}`);
+  });
+  assert.equal(wrong.length, 0, `${wrong.length} off:\n${wrong.slice(0, 12).join('\n')}`);
+});
+
+test('TTFT and TPOT p50, p90 and p99 within 1% of the exact order statistic, means exact, per group and overall', (t) => {
+  const wrong = [];
+  eachAnswer((i, query, _, answer, groups, grouping) => {
+    for (const g of answer.groups) {
+      const key = keyOf(grouping, g.key);
+      for (const m of ['ttftMs', 'tpotMs']) {
+        const values = groups[key]?.[m] ?? [];
+        const mean = values.reduce((s, v) => s + v, 0) / values.length;
+        const checks = [['p50', 0.5], ['p90', 0.9], ['p99', 0.99]].map(([p, q]) => [p, values[Math.floor(q * (values.length - 1))], 0.01]);
+        for (const [p, exact, tolerance] of [...checks, ['mean', mean, 1e-9]]) {
+          const error = Math.abs(g[m][p] - exact) / exact;
+          if (!(error <= tolerance * (1 + 1e-9))) wrong.push(`collector ${i} ${query} ${key} ${m}.${p}: ${g[m][p]}, exact ${exact?.toFixed(2)} (${(error * 100).toFixed(2)}%)`);
+        }
+      }
+    }
+  });
+  t.diagnostic(`${seconds(performance.now() - startedMs)} since the set-up began (the build aside)`);
+  assert.equal(wrong.length, 0, `${wrong.length} off:\n${wrong.slice(0, 12).join('\n')}`);
+});
