@@ -32,6 +32,14 @@ if ! target/pyenv/bin/python -c 'import scipy' >/dev/null 2>&1; then
   target/pyenv/bin/pip install --quiet --disable-pip-version-check scipy==1.17.1 numpy==2.4.6
 fi
 
+# chdb-core is a current ClickHouse (26.x) in-process: the test suite replays every statement the
+# collector's ClickHouse store sent to Debian's 18.16 server on it. About 0.9 GB with its
+# dependencies (pyarrow, pandas).
+if ! target/pyenv/bin/python -c 'import chdb' >/dev/null 2>&1; then
+  say "installing chdb-core into target/pyenv (a current ClickHouse engine for the statement check)"
+  target/pyenv/bin/pip install --quiet --disable-pip-version-check chdb-core==26.9.0
+fi
+
 if [ "${1:-}" = "--browser" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
     say "installing Debian's chromium and chromium-driver for the browser tests"

@@ -47,6 +47,19 @@ fn health_and_ingest_answer_within_a_second_while_four_heavy_queries_run() {
     let alone = started.elapsed();
     assert_eq!(body["groups"][0]["count"].as_u64().unwrap() + body["groups"][1]["count"].as_u64().unwrap(), RECORDS as u64);
     eprintln!("one heavy query alone: {alone:?}");
+    // What one small batch takes with nothing else running (ClickHouse: the writer's gathering
+    // interval and an insert), so the test below times only what the queries add.
+    let ingest_alone = (0..3)
+        .map(|n| {
+            let mut env = envelope(vec![record(&format!("alone-{n}"))]);
+            env["batchId"] = json!(format!("alone-{n}"));
+            let started = Instant::now();
+            assert_eq!(server.post_json("/v1/beacons", &env).status, 200);
+            started.elapsed()
+        })
+        .max()
+        .unwrap();
+    eprintln!("one small batch alone: {ingest_alone:?}");
 
     let running = AtomicBool::new(true);
     let (health, ingest, heavy_answers) = std::thread::scope(|scope| {
@@ -96,9 +109,9 @@ fn health_and_ingest_answer_within_a_second_while_four_heavy_queries_run() {
     assert!(heavy_answers.len() >= 4 && heavy_answers.iter().all(|&(status, _)| status == 200));
     assert!(health.iter().all(|&(status, _)| status == 200) && ingest.iter().all(|&(status, _)| status == 200));
     assert!(slowest(&health) < HEALTH_WITHIN && slowest(&ingest) < HEALTH_WITHIN);
-    // Neither waited for a query to end: each took less than half the fastest heavy answer (had
-    // one waited behind a query, it would have taken about as long).
+    // Neither waited for a query to end: each took less than half the fastest heavy answer more
+    // than it takes alone (had one waited behind a query, it would have taken about as long).
     let fastest_heavy = heavy_answers.iter().map(|&(_, d)| d).min().unwrap();
     assert!(slowest(&health) < fastest_heavy / 2, "/health waited behind the queries");
-    assert!(slowest(&ingest) < fastest_heavy / 2, "ingest waited behind the queries");
+    assert!(slowest(&ingest) < ingest_alone + fastest_heavy / 2, "ingest waited behind the queries");
 }

@@ -8,8 +8,8 @@
 //!   SQLite allows NULL) plus `ts` (seconds), `copy` (which copy: see below) and the record's
 //!   DDSketch bucket keys; `MergeTree`, one partition per day of `started_at`, sorted by (model,
 //!   scenario, time).
-//! - `rollup_states`: the rollups at every grain as aggregate states ([`states`]), filled by three
-//!   materialized views as records are inserted; `AggregatingMergeTree`, so ClickHouse merges them
+//! - `rollup_states`: the rollups at every grain as aggregate states ([`states`]), filled by a
+//!   materialized view as records are inserted; `AggregatingMergeTree`, so ClickHouse merges them
 //!   itself. No collector reads, merges or rewrites a rollup: nothing to serialize between writers.
 //! - `copies`: every copy's id and figures, sorted by id (a view of `records`): where copies of one
 //!   record inserted by different collectors meet.
@@ -94,6 +94,10 @@ const INSERT_SETTINGS: [(&str, &str); 2] = [("async_insert", "0"), ("max_partiti
 /// URL parameters of every query: see [`Database::query`].
 const QUERY_SETTINGS: [(&str, &str); 2] = [("wait_end_of_query", "1"), ("max_query_size", "16777216")];
 
+/// [`QUERY_SETTINGS`] for the analytics' reads, at a lower priority than ingest's queries and
+/// inserts: ClickHouse pauses them while those run, so a dashboard never holds beacons up.
+const ANALYTICS_SETTINGS: [(&str, &str); 3] = [QUERY_SETTINGS[0], QUERY_SETTINGS[1], ("priority", "1")];
+
 impl From<ReadError> for StoreError {
     fn from(e: ReadError) -> StoreError {
         match e {
@@ -113,7 +117,7 @@ impl ClickHouseStore {
     /// its tables and views when missing, marks the duplicate copies a collector killed mid-write
     /// may have left (the last [`SWEEP_MS`]), and starts the writer thread. Fails when ClickHouse
     /// does not answer, refuses the schema, the name is not a plain identifier, or the database was
-    /// made by a collector before rollups moved into ClickHouse (docs/deploy.md says how to move it).
+    /// made by a collector before rollups moved into ClickHouse (docs/deploy.md, upgrading).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
         let mut db = Database { client: Client::new(url)?, db: sql::database_name(database)?.to_owned(), insert_settings: Vec::new() };
         let earlier = db.strings(&format!(
@@ -123,7 +127,7 @@ impl ClickHouseStore {
         if !earlier.is_empty() {
             return Err(StoreError(format!(
                 "clickhouse: database {} was made by an earlier collector (one writer, rollups kept by the collector); \
-                 give a new --clickhouse-database, or move its records as docs/deploy.md says",
+                 give a new --clickhouse-database: the old one stays readable (docs/deploy.md, upgrading)",
                 db.db
             )));
         }
@@ -146,6 +150,11 @@ impl Database {
         self.client.post(&QUERY_SETTINGS, sql.as_bytes())
     }
 
+    /// [`Database::query`] for the analytics ([`ANALYTICS_SETTINGS`]).
+    fn analytics_query(&self, sql: &str) -> Result<Vec<u8>, StoreError> {
+        self.client.post(&ANALYTICS_SETTINGS, sql.as_bytes())
+    }
+
     /// Runs an `INSERT ... SELECT` (sent as the body: it may be long) with the insert settings.
     fn insert_select(&self, sql: &str) -> Result<(), StoreError> {
         let mut params = self.insert_settings.clone();
@@ -153,10 +162,16 @@ impl Database {
         self.client.post(&params, sql.as_bytes()).map(drop)
     }
 
-    /// Runs `sql` (a `SELECT` without `FORMAT`) and calls `read_row` for each row of its RowBinary
-    /// answer as it arrives: memory O(a row) whatever the answer's size.
-    fn for_each_row(&self, sql: &str, mut read_row: impl FnMut(&mut Reader<&mut dyn BufRead>) -> Result<(), StoreError>) -> Result<(), StoreError> {
-        self.client.post_streaming(&QUERY_SETTINGS, format!("{sql} FORMAT RowBinary").as_bytes(), |answer| {
+    /// Runs `sql` (a `SELECT` without `FORMAT`) with `settings` ([`QUERY_SETTINGS`] or
+    /// [`ANALYTICS_SETTINGS`]) and calls `read_row` for each row of its RowBinary answer as it
+    /// arrives: memory O(a row) whatever the answer's size.
+    fn for_each_row(
+        &self,
+        settings: &[(&str, &str)],
+        sql: &str,
+        mut read_row: impl FnMut(&mut Reader<&mut dyn BufRead>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.client.post_streaming(settings, format!("{sql} FORMAT RowBinary").as_bytes(), |answer| {
             let mut reader = Reader::new(answer);
             while !reader.is_empty()? {
                 read_row(&mut reader)?;
@@ -168,7 +183,7 @@ impl Database {
     /// The one `String` column of `sql`'s rows.
     fn strings(&self, sql: &str) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
-        self.for_each_row(sql, |r| {
+        self.for_each_row(&QUERY_SETTINGS, sql, |r| {
             out.push(r.string()?);
             Ok(())
         })?;
@@ -214,7 +229,7 @@ impl Store for ClickHouseStore {
         // The duplicate copies of the range, merged per key like the rollups: few, held in memory.
         let mut duplicates: HashMap<(i64, Dims), Parts> = HashMap::new();
         let query = format!("SELECT {bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", bucket = states::bucket(grain), plain = states::plain(), copies = db.duplicates(grain, from, to, &selected));
-        db.for_each_row(&query, |r| {
+        db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             let bucket = r.i64()?;
             let dims = read_dims(r)?;
             duplicates.insert((bucket, dims), Parts::read(r)?);
@@ -227,7 +242,7 @@ impl Store for ClickHouseStore {
             db = db.db,
             grain = sql::quote(grain.code()),
         );
-        db.for_each_row(&query, |r| {
+        db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             let bucket = r.i64()?;
             let dims = read_dims(r)?;
             let mut parts = Parts::read(r)?;
@@ -244,7 +259,7 @@ impl Store for ClickHouseStore {
 
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
         let query = format!("SELECT {ROW_COLUMNS} {} ORDER BY started_at", self.database.window(from, to, &sql::selection(selection)));
-        self.database.for_each_row(&query, |r| {
+        self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             visit(row_of(r)?);
             Ok(())
         })
@@ -253,7 +268,7 @@ impl Store for ClickHouseStore {
     fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
         let column = metric.column();
         let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.database.window(from, to, &sql::filters(filters)));
-        self.database.for_each_row(&query, |r| {
+        self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             visit(r.f64()?);
             Ok(())
         })
@@ -286,7 +301,7 @@ impl Store for ClickHouseStore {
         // Null first, then by bytes: the order of `Option<String>`.
         let key_order = group_by.iter().map(|d| format!("isNull({0}) DESC, ifNull({0}, '')", d.column())).collect::<Vec<_>>().join(", ");
         let mut keys = Vec::new();
-        db.for_each_row(&format!("SELECT {columns} {groups} ORDER BY sum(n) DESC, {key_order} LIMIT {}", limit.saturating_add(1)), |r| {
+        db.for_each_row(&ANALYTICS_SETTINGS, &format!("SELECT {columns} {groups} ORDER BY sum(n) DESC, {key_order} LIMIT {}", limit.saturating_add(1)), |r| {
             keys.push(group_by.iter().map(|_| r.opt_string()).collect::<Result<_, _>>()?);
             Ok(())
         })?;
@@ -294,7 +309,7 @@ impl Store for ClickHouseStore {
             return Ok(Busiest { total: keys.len() as u64, keys });
         }
         keys.truncate(limit);
-        let answer = db.query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
+        let answer = db.analytics_query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
         Ok(Busiest { keys, total: Reader::new(&answer[..]).u64()? })
     }
 

@@ -3,7 +3,8 @@
 //!
 //! Backends:
 //! - [`sqlite::SqliteStore`]: embedded, one file in WAL mode (`--db PATH`), the default.
-//! - [`clickhouse::ClickHouseStore`]: ClickHouse over its HTTP interface (`--clickhouse URL`).
+//! - [`clickhouse::ClickHouseStore`]: ClickHouse over its HTTP interface (`--clickhouse URL`), any
+//!   number of collectors on one database.
 //!
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
 //! reads the analytics are built from ([`crate::query`]): rollups, records and metric values, each
@@ -80,8 +81,9 @@ pub trait Store: Send + Sync + 'static {
     /// Stores every record of the batch whose id is new, and adds the new ones of metric definition
     /// version 1 to the rollups of every grain, all visible to the reads below once this returns.
     /// Records whose id is already stored (or repeated in the batch) are skipped and counted as
-    /// duplicates. Nothing of the batch is stored when an error is returned (see each backend for
-    /// how). `received_at` is epoch ms.
+    /// duplicates. After an error the sender retries, and the figures count each record once
+    /// whatever part of the batch the failed write stored (SQLite stores none of it; ClickHouse
+    /// may have stored it, and the retry finds the copies). `received_at` is epoch ms.
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError>;
 
     /// Calls `visit` with each rollup of `grain` whose bucket starts in `[from, to)` and whose

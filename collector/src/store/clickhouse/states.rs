@@ -65,7 +65,12 @@ pub fn plain() -> String {
 
 /// The start of `grain`'s bucket holding `started_at`: [`Grain::bucket_of`]'s arithmetic, in SQL.
 pub fn bucket(grain: Grain) -> String {
-    format!("toInt64(floor(started_at / {0}) * {0})", grain.ms())
+    bucket_of(&grain.ms().to_string())
+}
+
+/// The start of the bucket of `ms` (an SQL expression) holding `started_at`.
+pub fn bucket_of(ms: &str) -> String {
+    format!("toInt64(floor(started_at / {ms}) * {ms})")
 }
 
 /// A record's sketch keys: `metric index << 32 | key` per metric it has (the key of a value the

@@ -2,7 +2,7 @@
 //! the lookup that marks duplicate copies (the parent module's doc says why each is so).
 
 use super::rowbinary::{Reader, Writer as Rows};
-use super::{sql, states, Database};
+use super::{sql, states, Database, QUERY_SETTINGS};
 use crate::rollup::Row;
 use crate::store::{Inserted, StoreError};
 use crate::validate::{Batch, Record};
@@ -137,7 +137,7 @@ fn mark_duplicates(database: &Database, ids: &[&str]) -> Result<HashSet<(String,
 fn mark(database: &Database, found: &str) -> Result<HashSet<(String, u64)>, StoreError> {
     let db = &database.db;
     let mut copies: HashMap<String, Vec<u64>> = HashMap::new();
-    database.for_each_row(&format!("SELECT id, groupArray(copy) FROM {db}.copies WHERE id IN ({found}) GROUP BY id HAVING count() > 1"), |r| {
+    database.for_each_row(&QUERY_SETTINGS, &format!("SELECT id, groupArray(copy) FROM {db}.copies WHERE id IN ({found}) GROUP BY id HAVING count() > 1"), |r| {
         copies.insert(r.string()?, r.vec(Reader::u64)?);
         Ok(())
     })?;
