@@ -22,7 +22,10 @@
 //! bits, so the earlier copy has the lower number (across collectors, within their clocks' skew). After each insert the collector looks its ids up in
 //! `copies`: any id found more than once has every copy but the lowest written to `duplicates`
 //! (idempotent: marking one twice changes nothing). Of two concurrent inserts of one id, the one
-//! that finishes second sees both, so every extra copy is marked once both inserts are done.
+//! that finishes second sees both, so every extra copy is marked once both inserts are done. A
+//! batch's answer counts a record as accepted when its lookup found its copy alone: each record is
+//! accepted by one answer at most (two copies inserted at the same moment may both be answered as
+//! duplicates; the figures count the record once all the same).
 //!
 //! The guarantee: once the collectors that wrote the copies of a record have answered (200 or an
 //! error), every figure counts that record once, whichever collectors got it and in whatever order.

@@ -85,8 +85,9 @@ fn run(database: &Database, queue: &Receiver<Job>) {
 }
 
 /// Inserts the records of `jobs` (a record repeated within them once: its first copy), then marks
-/// the copies that repeat an earlier one, and returns each job's answer: its records whose copy is
-/// the first are accepted, the others are duplicates.
+/// the copies that repeat an earlier one, and returns each job's answer: its records whose copy the
+/// lookup found alone are accepted, the others are duplicates. So each record is accepted by one
+/// answer at most; two copies inserted at the same moment may both be answered as duplicates.
 fn write_group(database: &Database, jobs: &[Job], numbers: &mut CopyNumbers) -> Vec<Answer> {
     let fail_all = |e: StoreError| jobs.iter().map(|_| Err(StoreError(e.0.clone()))).collect();
     let mut seen = HashSet::new();
@@ -108,33 +109,33 @@ fn write_group(database: &Database, jobs: &[Job], numbers: &mut CopyNumbers) -> 
     if let Err(e) = database.insert_rows("records", &columns.join(", "), rows.into_bytes()) {
         return fail_all(e);
     }
-    let later = match mark_duplicates(database, &ids) {
-        Ok(later) => later,
+    let repeated = match mark_duplicates(database, &ids) {
+        Ok(repeated) => repeated,
         Err(e) => return fail_all(StoreError(format!("{e} (the records were stored; a retry counts them once)"))),
     };
     jobs.iter()
         .zip(firsts)
         .map(|(job, records)| {
-            let accepted = records.iter().filter(|r| !later.contains(&(r.id.clone(), copy))).count();
+            let accepted = records.iter().filter(|r| !repeated.contains(&r.id)).count();
             Ok(Inserted { accepted, duplicates: job.batch.records.len() - accepted })
         })
         .collect()
 }
 
 /// Finds every id of `ids` stored more than once and writes each of its copies but the first (the
-/// lowest number) to `duplicates`. Returns those later copies as (id, copy). O(ids) lookups.
-fn mark_duplicates(database: &Database, ids: &[&str]) -> Result<HashSet<(String, u64)>, StoreError> {
-    let mut later = HashSet::new();
+/// lowest number) to `duplicates`. Returns those ids. O(ids) lookups.
+fn mark_duplicates(database: &Database, ids: &[&str]) -> Result<HashSet<String>, StoreError> {
+    let mut repeated = HashSet::new();
     for chunk in ids.chunks(IDS_PER_LOOKUP) {
         let list: Vec<String> = chunk.iter().map(|id| sql::quote(id)).collect();
         let found = format!("SELECT arrayJoin([{}])", list.join(", "));
-        later.extend(mark(database, &found)?);
+        repeated.extend(mark(database, &found)?);
     }
-    Ok(later)
+    Ok(repeated)
 }
 
 /// [`mark_duplicates`] for the ids `found` (a subquery) selects.
-fn mark(database: &Database, found: &str) -> Result<HashSet<(String, u64)>, StoreError> {
+fn mark(database: &Database, found: &str) -> Result<HashSet<String>, StoreError> {
     let db = &database.db;
     let mut copies: HashMap<String, Vec<u64>> = HashMap::new();
     database.for_each_row(&QUERY_SETTINGS, &format!("SELECT id, groupArray(copy) FROM {db}.copies WHERE id IN ({found}) GROUP BY id HAVING count() > 1"), |r| {
@@ -142,9 +143,9 @@ fn mark(database: &Database, found: &str) -> Result<HashSet<(String, u64)>, Stor
         Ok(())
     })?;
     let mut later = HashSet::new();
-    for (id, mut numbers) in copies {
-        numbers.sort_unstable();
-        later.extend(numbers.into_iter().skip(1).map(|copy| (id.clone(), copy)));
+    for (id, numbers) in &copies {
+        let first = numbers.iter().min().copied().unwrap_or(0);
+        later.extend(numbers.iter().filter(|&&copy| copy != first).map(|&copy| (id.clone(), copy)));
     }
     if !later.is_empty() {
         let pairs: Vec<String> = later.iter().map(|(id, copy)| format!("({}, {copy})", sql::quote(id))).collect();
@@ -156,7 +157,7 @@ fn mark(database: &Database, found: &str) -> Result<HashSet<(String, u64)>, Stor
             pairs = pairs.join(", ")
         ))?;
     }
-    Ok(later)
+    Ok(copies.into_keys().collect())
 }
 
 /// Marks the duplicate copies among those received in the last [`SWEEP_MS`]: what a collector
