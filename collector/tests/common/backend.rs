@@ -37,10 +37,10 @@ pub fn row_count(db: &Path) -> i64 {
     scalar(db, "SELECT count(*) FROM records").parse().unwrap()
 }
 
-/// Every stored record, every column, as text, ordered by id.
+/// Every stored record (on ClickHouse each once: `unique_records`), every column, as text, ordered by id.
 pub fn rows(db: &Path) -> Vec<Vec<String>> {
     if is_clickhouse() {
-        let text = clickhouse("SELECT * FROM records ORDER BY id FORMAT TabSeparated", Some(&database_of(db)));
+        let text = clickhouse("SELECT * FROM unique_records ORDER BY id FORMAT TabSeparated", Some(&database_of(db)));
         return text.lines().map(|line| line.split('\t').map(unescape).collect()).collect();
     }
     let conn = rusqlite::Connection::open(db).unwrap();
@@ -56,8 +56,10 @@ pub fn rows(db: &Path) -> Vec<Vec<String>> {
 
 /// The first column of the first row of `sql` (plain SQL both stores accept, tables unqualified) as
 /// text: numbers in their shortest form (`4`, `420.25`, `1700000000000`), strings as stored, `NULL`.
+/// On ClickHouse, `records` is read as `unique_records` (each record once, as the store reads it).
 pub fn scalar(db: &Path, sql: &str) -> String {
     if is_clickhouse() {
+        let sql = sql.replace(" FROM records", " FROM unique_records");
         let text = clickhouse(&format!("{sql} FORMAT TabSeparated"), Some(&database_of(db)));
         let first = text.lines().next().unwrap_or_else(|| panic!("no row for {sql}"));
         let value = first.split('\t').next().unwrap();

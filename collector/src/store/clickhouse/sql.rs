@@ -150,6 +150,8 @@ pub fn schema(db: &str) -> Vec<String> {
             copy_columns.join(", ")
         ),
         format!("CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.copies_of_records TO {db}.copies AS SELECT {COPY_COLUMNS} FROM {db}.records"),
+        // For people querying the database: the records each once, as the analytics count them.
+        format!("CREATE VIEW IF NOT EXISTS {db}.unique_records AS SELECT * FROM {db}.records WHERE (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates)"),
     ];
     // One view for the three grains (ARRAY JOIN): one part per insert in `rollup_states`, not three.
     let codes: Vec<String> = Grain::ALL.iter().map(|g| quote(g.code())).collect();
@@ -273,6 +275,7 @@ mod tests {
         }
         let schema = schema("db").join("\n");
         assert_eq!(schema.matches("CREATE MATERIALIZED VIEW").count(), 2);
+        assert_eq!(schema.matches("CREATE VIEW").count(), 1);
         assert!(schema.contains("ARRAY JOIN ['m', 'h', 'd'] AS grain, [60000, 3600000, 86400000] AS grain_ms"));
     }
 
