@@ -13,33 +13,38 @@ import { machineWatch, perfRecord, perfShares } from './collector-profile.mjs';
 const freshName = (what) => `${what}-${process.pid}-${Date.now()}`;
 
 /**
- * One load run on a fresh store: resolves the load's figures plus the cores the collector and the
- * database server used over it, the share of the machine other processes took and the share left
+ * One load run on a fresh store, through `backend.collectors` collectors (the load spread over
+ * them; the first is the one profiled): resolves the load's figures plus the cores the collectors
+ * (together) and the database server used over it, the share of the machine other processes took and the share left
  * idle. Options:
  * `collectorProfile`, `serverProfile`: perf files to sample them into over the timed stretch;
  * `logged`: log the store's queries and return what they cost (ClickHouse).
  */
 export async function ingestRun(backend, load, { collectorProfile = null, serverProfile = null, logged = false } = {}) {
   const name = freshName('ingest');
-  const collector = await launchCollector(['--rate-limit', '0', ...(logged ? backend.loggedArgs(name) : backend.args(name))]);
+  const args = ['--rate-limit', '0', '--max-connections-per-ip', '1024', ...(logged ? backend.loggedArgs(name) : backend.args(name))];
+  const fleet = [];
+  for (let i = 0; i < backend.collectors; i++) fleet.push(await launchCollector(args));
+  const [collector] = fleet;
   try {
-    const watch = machineWatch([collector.process.pid], backend.serverPids());
+    const watch = machineWatch(fleet.map((c) => c.process.pid), backend.serverPids());
     const since = new Date();
     const afterWarmup = new Promise((r) => setTimeout(r, load.warmupMs));
     const sampling = [
       collectorProfile && afterWarmup.then(() => perfRecord(collector.process.pid, load.durationMs / 1000, collectorProfile)),
       serverProfile && afterWarmup.then(() => perfRecord(backend.serverPids()[0], load.durationMs / 1000, serverProfile, 'fp')),
     ];
-    const result = await ingestLoad(collector.url, load);
+    const result = await ingestLoad(fleet.map((c) => c.url), load);
     await Promise.all(sampling);
-    const { cores: [collectorCores], serverCores, others, idle } = watch();
+    const { cores, serverCores, others, idle } = watch();
+    const collectorCores = cores.reduce((a, b) => a + b, 0);
     if (result.errors) {
       const exited = collector.process.exitCode ?? collector.process.signalCode;
       throw new Error(`${result.errors} ingest requests failed; the first: ${result.firstError}; the collector ${exited === null ? 'runs' : `exited (${exited})`}; its output: ${collector.output().slice(-500)}`);
     }
     return { ...result, collectorCores, serverCores, others, idle, queryLog: logged ? await backend.queryLog(name, since) : null };
   } finally {
-    await collector.close();
+    await Promise.all(fleet.map((c) => c.close()));
     await backend.drop(name);
   }
 }

@@ -59,13 +59,14 @@ function record(id, startedAt, page) {
 }
 
 /**
- * Runs the load against `url` (the collector's origin). Resolves { records, requests, seconds,
+ * Runs the load against `urls` (collectors' origins; client `i` sends to `urls[i % urls.length]`, as
+ * a load balancer spreads connections). Resolves { records, requests, seconds,
  * errors, firstError, bodyBytes (of one envelope), recordsPerSecond, p50Ms, p99Ms, clientCpu (this
  * process's CPU seconds per second of the timed stretch) }. Any answer other than 200 with every record accepted counts as an error.
  */
-export async function ingestLoad(url, { clients, perEnvelope, warmupMs, durationMs }) {
+export async function ingestLoad(urls, { clients, perEnvelope, warmupMs, durationMs }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-  const target = new URL('/v1/beacons', url);
+  const targets = urls.map((url) => new URL('/v1/beacons', url));
   const body = envelopes(perEnvelope);
   let next = 0;
   let errors = 0;
@@ -76,7 +77,7 @@ export async function ingestLoad(url, { clients, perEnvelope, warmupMs, duration
   const timedFrom = t0 + warmupMs;
   const end = timedFrom + durationMs;
   let cpuFrom = null;
-  const post = (payload) => new Promise((resolve) => {
+  const post = (target, payload) => new Promise((resolve) => {
     const req = http.request(target, { method: 'POST', agent, headers: { 'content-type': 'text/plain;charset=UTF-8', 'content-length': Buffer.byteLength(payload) } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -87,11 +88,12 @@ export async function ingestLoad(url, { clients, perEnvelope, warmupMs, duration
     req.on('error', (error) => resolve({ status: 0, text: String(error) }));
     req.end(payload);
   });
-  const client = async () => {
+  const client = async (_, i) => {
+    const target = targets[i % targets.length];
     while (performance.now() < end) {
       const payload = body(next++);
       const sent = performance.now();
-      const answer = await post(payload);
+      const answer = await post(target, payload);
       const done = performance.now();
       const ok = answer.status === 200 && JSON.parse(answer.text).accepted === perEnvelope;
       if (!ok) {

@@ -60,11 +60,6 @@ use tokio::sync::Semaphore;
 /// The largest body accepted, before and after decompression: 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// Batches stored at once: each holds a blocking thread while it waits for the store, so ingest never
-/// takes the threads queries and `/health` need. Concurrent batches past one are batched together by
-/// ClickHouse and serialized by SQLite anyway.
-pub const STORE_WRITES_AT_ONCE: usize = 16;
-
 /// The HTTP layer's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -103,11 +98,13 @@ pub(crate) struct AppState {
 /// share one bucket.
 pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
     let state = AppState {
-        store,
+        store: store.clone(),
         ingest_rate: config.rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst))),
         api_rate: config.api_rate_limit.map(|(rate, burst)| Arc::new(RateLimit::new(rate, burst))),
         queries: Arc::new(QueryLimit::new(config.max_queries)),
-        store_writes: Arc::new(Semaphore::new(STORE_WRITES_AT_ONCE)),
+        // Each waiting batch holds a blocking thread: the store's bound (at most 256) leaves the
+        // threads queries and `/health` need (tokio's pool has 512).
+        store_writes: Arc::new(Semaphore::new(store.writes_at_once())),
         config: Arc::new(config),
     };
     let api = Router::new()
@@ -240,7 +237,7 @@ async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, reques
         Ok(inserted) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted, "duplicates": inserted.duplicates })),
         Err(e) => {
             eprintln!("llm-ux-collector: storing a batch failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch was not stored; retry later".into())
+            error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch may not have been stored; retry later (a record is counted once however often it is sent)".into())
         }
     }
 }

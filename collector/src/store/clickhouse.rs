@@ -42,9 +42,10 @@
 //! # Writing batches
 //! A collector gathers the batches it accepts into large inserts, as ClickHouse wants (each insert
 //! makes a part per day it touches, in each table): one writer thread takes every batch queued
-//! within [`FLUSH_MS`] of the first, up to [`FLUSH_RECORDS`] records, and writes them with one
-//! insert and one lookup. Each batch is answered once its records are stored. Memory is bounded by
-//! the queue ([`QUEUE_BATCHES`] batches; senders wait when it is full).
+//! within [`FLUSH_MS`] of the first, up to [`FLUSH_RECORDS`] records or [`QUEUE_BATCHES`] batches
+//! (as many as the HTTP layer lets wait: [`Store::writes_at_once`]), and writes them with one insert
+//! and one lookup. Each batch is answered once its records are stored. Memory is bounded by the
+//! queue.
 //!
 //! # Reads
 //! `rollups` merges the states of each key in the bucket range and subtracts the duplicate copies
@@ -321,6 +322,11 @@ impl Store for ClickHouseStore {
 
     fn ping(&self) -> Result<(), StoreError> {
         self.database.query("SELECT 1").map(drop)
+    }
+
+    /// [`QUEUE_BATCHES`]: every batch that can wait for the writer, so an insert can gather them.
+    fn writes_at_once(&self) -> usize {
+        QUEUE_BATCHES
     }
 }
 

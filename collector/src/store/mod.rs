@@ -107,4 +107,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// Whether the store answers (for `/health`), without waiting behind queries.
     fn ping(&self) -> Result<(), StoreError>;
+
+    /// How many [`Store::insert_batch`] calls the HTTP layer lets run at once (each holds a blocking
+    /// thread while it waits). Past one, SQLite serializes them; ClickHouse gathers them into one
+    /// insert, so it wants many.
+    fn writes_at_once(&self) -> usize {
+        16
+    }
 }

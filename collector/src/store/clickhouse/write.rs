@@ -19,8 +19,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const FLUSH_MS: u64 = 200;
 /// The most records one insert takes (a batch is never split).
 pub const FLUSH_RECORDS: usize = 20_000;
-/// Batches waiting for the writer at most; a sender waits while the queue is full.
-pub const QUEUE_BATCHES: usize = 1_024;
+/// Batches waiting for the writer at most (each holds one of the HTTP layer's blocking threads).
+pub const QUEUE_BATCHES: usize = 256;
 /// How far back (ms of receiving time) a starting collector looks for unmarked duplicate copies.
 pub const SWEEP_MS: i64 = 15 * 60_000;
 /// Ids per lookup query: each is sent as one array literal, far below `max_query_size`.
@@ -59,14 +59,15 @@ impl Writer {
 }
 
 /// The writer thread: takes the first waiting batch, gathers those that come within [`FLUSH_MS`]
-/// (up to [`FLUSH_RECORDS`] records), writes them and answers each.
+/// (up to [`FLUSH_RECORDS`] records or [`QUEUE_BATCHES`] batches), writes them and answers each.
 fn run(database: &Database, queue: &Receiver<Job>) {
     let mut numbers = CopyNumbers::new();
     while let Ok(first) = queue.recv() {
         let deadline = Instant::now() + Duration::from_millis(FLUSH_MS);
         let mut records = first.batch.records.len();
         let mut jobs = vec![first];
-        while records < FLUSH_RECORDS {
+        // Past QUEUE_BATCHES no batch can come (the HTTP layer lets no more wait): write at once.
+        while records < FLUSH_RECORDS && jobs.len() < QUEUE_BATCHES {
             match queue.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(job) => {
                     records += job.batch.records.len();
