@@ -86,8 +86,10 @@ pub struct Args {
     #[arg(long, conflicts_with = "read_key")]
     pub public_analytics: bool,
 
-    /// Store in ClickHouse over its HTTP interface instead of SQLite (e.g. http://127.0.0.1:8123).
-    #[arg(long, value_name = "URL")]
+    /// Store in ClickHouse over its HTTP interface instead of SQLite (e.g. http://127.0.0.1:8123;
+    /// credentials as ?user=...&password=..., so best given through the environment variable, which
+    /// the process list does not show).
+    #[arg(long, value_name = "URL", env = "LLM_UX_COLLECTOR_CLICKHOUSE", hide_env_values = true)]
     pub clickhouse: Option<String>,
 
     /// The ClickHouse database, created if missing.
@@ -268,7 +270,8 @@ pub fn app(args: &Args) -> Result<axum::Router, store::StoreError> {
 /// and the connection caps.
 fn describe(args: &Args, limits: &Limits) -> String {
     let storage = match &args.clickhouse {
-        Some(url) => format!("clickhouse {url} database {}", args.clickhouse_database),
+        // Up to the query string, which may hold a password.
+        Some(url) => format!("clickhouse {} database {}", url.split('?').next().unwrap_or_default(), args.clickhouse_database),
         None => format!("database {}", args.db.display()),
     };
     let analytics = if args.read_key.is_some() { "analytics need the read key" } else { "analytics open to whoever reaches this address" };
@@ -330,6 +333,14 @@ mod tests {
 
     fn parse(extra: &[&str]) -> Result<Args, clap::Error> {
         Args::try_parse_from(["llm-ux-collector"].iter().chain(extra))
+    }
+
+    #[test]
+    fn the_start_up_line_leaves_out_the_clickhouse_password() {
+        let args = parse(&["--clickhouse", "http://ch.internal:8123/?user=collector&password=s3cret"]).unwrap();
+        let line = describe(&args, &args.limits(None).unwrap());
+        assert!(line.starts_with("clickhouse http://ch.internal:8123/ database llm_ux;"), "{line}");
+        assert!(!line.contains("s3cret"));
     }
 
     #[test]
