@@ -22,8 +22,9 @@
 //! A beacon may reach two collectors (a retry after a lost answer, or a load balancer's retry), so
 //! two copies of a record may be inserted concurrently, and ClickHouse has no unique key. Each
 //! insert gives its copies a `copy` number, its collector's clock in ms `<< 20` plus 20 random
-//! bits, so the earlier copy has the lower number (across collectors, within their clocks' skew). After each insert the collector looks its ids up in
-//! `copies`: any id found more than once has every copy but the lowest written to `duplicates`
+//! bits, so the earlier copy has the lower number (across collectors, within their clocks' skew).
+//! After each insert the collector looks its ids up in `copies`: any id found more than once has
+//! every copy but the lowest written to `duplicates`
 //! (idempotent: marking one twice changes nothing). Of two concurrent inserts of one id, the one
 //! that finishes second sees both, so every extra copy is marked once both inserts are done. A
 //! batch's answer counts a record as accepted when its lookup found its copy alone: each record is
@@ -46,6 +47,20 @@
 //! (as many as the HTTP layer lets wait: [`Store::writes_at_once`]), and writes them with one insert
 //! and one lookup. Each batch is answered once its records are stored. Memory is bounded by the
 //! queue.
+//!
+//! # Why this design (measured on ClickHouse 18.16, 2 cores, 2026-12-03)
+//! - Aggregation in the database, as states it merges itself, is what lets writers share nothing.
+//!   Quantiles stay the meter's DDSketch (1% relative error, exact merges) as `sumMap` bucket
+//!   counts; ClickHouse's own `quantileTDigest`/`quantileTiming` give no relative bound, and
+//!   `quantileExact` needs every value at read time.
+//! - Deduplication: a `ReplacingMergeTree` of records would still feed every copy to the views,
+//!   and insert deduplication tokens (ClickHouse 22 and later) only catch an identical insert,
+//!   while a retried beacon joins another collector's different one. Hence marks and subtraction.
+//! - One lookup per insert, after it: looking 10,000 ids up among 10 million took 0.13 to 0.58 s
+//!   (a full scan of the ids, 0.26 s), so a second lookup before the insert (to skip repeats)
+//!   would double the cost for what only retries need.
+//! - One view for the three grains (`ARRAY JOIN`): one part per insert in `rollup_states`, not
+//!   three. An insert of 240 records took 20 to 35 ms with the views, 11 to 17 ms without.
 //!
 //! # Reads
 //! `rollups` merges the states of each key in the bucket range and subtracts the duplicate copies
