@@ -2,12 +2,8 @@
 //! the raw record JSON, primary key on the record id so a repeated record is ignored) and one row
 //! per rollup key holding the encoded [`Rollup`].
 //!
-//! Batches are written by group commit: a batch that arrives while another is being written waits,
-//! and the next writer writes every waiting batch in one transaction, each batch under a savepoint
-//! of its own (a batch that fails rolls back alone and gets its error), then the rollups they
-//! change (read, merged, written back) once for the group. A batch's records and their rollups
-//! commit together or not at all. Ingest costs O(records + touched rollup size) per group; the
-//! HTTP layer lets at most [`Store::writes_at_once`] batches wait.
+//! A batch is one transaction: its new records, and the rollups they change (read, merged, written
+//! back), commit together or not at all. Ingest costs O(records + touched rollup size).
 //!
 //! Reads run on a pool of [`READERS`] reader connections (WAL lets them read beside the writer and
 //! each other), each held for one read; `ping` has a connection of its own, so `/health` never
@@ -24,7 +20,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
@@ -123,8 +119,6 @@ const INSERT: &str = "INSERT INTO records (
 /// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
 pub struct SqliteStore {
     writer: Mutex<Connection>,
-    /// Batches waiting for the writer connection: whoever holds it next writes them all.
-    queue: Mutex<Vec<Arc<Pending>>>,
     readers: Vec<Mutex<Connection>>,
     /// The reader a read waits for when every one is busy: the next in turn, so waits spread out.
     next_reader: AtomicUsize,
@@ -135,9 +129,8 @@ fn err(e: impl std::fmt::Display) -> StoreError {
     StoreError(format!("sqlite: {e}"))
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves a connection usable (transactions roll back on drop),
-    // and the queue and an answer consistent (each is changed in one step).
+fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A panic while holding the lock leaves the connection usable (transactions roll back on drop).
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -178,7 +171,7 @@ impl SqliteStore {
             Ok(Mutex::new(conn))
         };
         let readers = (0..READERS).map(|_| read_only()).collect::<Result<_, _>>()?;
-        Ok(SqliteStore { writer: Mutex::new(writer), queue: Mutex::new(Vec::new()), readers, next_reader: AtomicUsize::new(0), health: read_only()? })
+        Ok(SqliteStore { writer: Mutex::new(writer), readers, next_reader: AtomicUsize::new(0), health: read_only()? })
     }
 
     /// A free reader connection, or when all are busy, the next in turn once it is free.
@@ -196,23 +189,35 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
-        let pending = Arc::new(Pending { batch: batch.clone(), received_at, answer: Mutex::new(None) });
-        lock(&self.queue).push(Arc::clone(&pending));
         let mut conn = lock(&self.writer);
-        if let Some(answer) = lock(&pending.answer).take() {
-            return answer;
-        }
-        let group = std::mem::take(&mut *lock(&self.queue));
-        let mut mine = None;
-        for (p, answer) in group.iter().zip(write_group(&mut conn, &group)) {
-            if Arc::ptr_eq(p, &pending) {
-                mine = Some(answer);
-            } else {
-                *lock(&p.answer) = Some(answer);
+        let tx = conn.transaction().map_err(err)?;
+        let mut new_rows = Vec::new();
+        let mut accepted = 0;
+        {
+            let mut insert = tx.prepare_cached(INSERT).map_err(err)?;
+            for r in &batch.records {
+                let inserted = insert
+                    .execute(params![
+                        r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
+                        r.status, r.http_status, r.render_source, r.browser, r.ttfb_ms, r.ttft_ms, r.ttft_arrival_ms, r.ttfo_ms,
+                        r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second, r.output_tokens, r.token_source, r.reasoning_tokens,
+                        r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
+                        r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
+                        r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.rtt_ms,
+                        r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
+                        received_at, r.raw,
+                    ])
+                    .map_err(err)?;
+                if inserted == 1 && r.def == DEF {
+                    new_rows.push(Row::from_record(r));
+                }
+                accepted += inserted;
             }
         }
-        // Not in the group: the writer that took it panicked, and its transaction rolled back.
-        mine.unwrap_or_else(|| Err(StoreError("sqlite: the write of this batch was interrupted and nothing of it stored; retry".into())))
+        add_to_rollups(&tx, rollups_of(&new_rows))?;
+        // Any error above returns before this, and dropping `tx` rolls the whole batch back.
+        tx.commit().map_err(err)?;
+        Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
     }
 
     fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
@@ -361,69 +366,6 @@ fn dims_key(dims: &Dims) -> String {
 }
 
 /// Merges `deltas` into the stored rollups (read, merge, write back). O(deltas × rollup size).
-/// A batch waiting for the writer connection, and its answer once written.
-struct Pending {
-    batch: Batch,
-    received_at: i64,
-    answer: Mutex<Option<Result<Inserted, StoreError>>>,
-}
-
-/// Writes `group` in one transaction, each batch under a savepoint: a batch that fails rolls back
-/// alone and gets its error, the others commit together with their rollups. A record repeated in a
-/// later batch of the group is its duplicate, as if the batches came one after the other.
-fn write_group(conn: &mut Connection, group: &[Arc<Pending>]) -> Vec<Result<Inserted, StoreError>> {
-    let fail_all = |e: StoreError| group.iter().map(|_| Err(StoreError(e.0.clone()))).collect();
-    let mut tx = match conn.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail_all(err(e)),
-    };
-    let mut answers = Vec::with_capacity(group.len());
-    let mut new_rows = Vec::new();
-    for p in group {
-        answers.push(insert_records(&mut tx, &p.batch, p.received_at).map(|(inserted, rows)| {
-            new_rows.extend(rows);
-            inserted
-        }));
-    }
-    // Any error here returns before the commit, and dropping `tx` rolls the whole group back.
-    if let Err(e) = add_to_rollups(&tx, rollups_of(&new_rows)).and_then(|()| tx.commit().map_err(err)) {
-        return fail_all(e);
-    }
-    answers
-}
-
-/// Inserts the records of `batch` whose id is new, under a savepoint (all or none of them), and
-/// returns what it did and the new rows of metric definition version 1.
-fn insert_records(tx: &mut Transaction<'_>, batch: &Batch, received_at: i64) -> Result<(Inserted, Vec<Row>), StoreError> {
-    let savepoint = tx.savepoint().map_err(err)?;
-    let mut new_rows = Vec::new();
-    let mut accepted = 0;
-    {
-        let mut insert = savepoint.prepare_cached(INSERT).map_err(err)?;
-        for r in &batch.records {
-            let inserted = insert
-                .execute(params![
-                    r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
-                    r.status, r.http_status, r.render_source, r.browser, r.ttfb_ms, r.ttft_ms, r.ttft_arrival_ms, r.ttfo_ms,
-                    r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second, r.output_tokens, r.token_source, r.reasoning_tokens,
-                    r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
-                    r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
-                    r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.rtt_ms,
-                    r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
-                    received_at, r.raw,
-                ])
-                .map_err(err)?;
-            if inserted == 1 && r.def == DEF {
-                new_rows.push(Row::from_record(r));
-            }
-            accepted += inserted;
-        }
-    }
-    // An error above drops the savepoint first, which rolls back this batch's inserts only.
-    savepoint.commit().map_err(err)?;
-    Ok((Inserted { accepted, duplicates: batch.records.len() - accepted }, new_rows))
-}
-
 fn add_to_rollups(tx: &Transaction<'_>, deltas: BTreeMap<RollupKey, Rollup>) -> Result<(), StoreError> {
     let mut read = tx.prepare_cached("SELECT data FROM rollups WHERE grain = ?1 AND bucket = ?2 AND dims_key = ?3").map_err(err)?;
     let mut write = tx
