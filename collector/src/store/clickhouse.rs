@@ -119,12 +119,16 @@ struct Database {
 /// refuses unknown ones): inserts must be synchronous, and a batch may span any number of days.
 const INSERT_SETTINGS: [(&str, &str); 2] = [("async_insert", "0"), ("max_partitions_per_insert_block", "0")];
 
-/// URL parameters of every query: see [`Database::query`].
-const QUERY_SETTINGS: [(&str, &str); 2] = [("wait_end_of_query", "1"), ("max_query_size", "16777216")];
+/// URL parameters of every query: see [`Database::query`]. `priority` 1 is ClickHouse's highest
+/// (0 would mean "no priority", which pauses nothing).
+const QUERY_SETTINGS: [(&str, &str); 3] = [("wait_end_of_query", "1"), ("max_query_size", "16777216"), INGEST_PRIORITY];
+
+/// The priority of ingest's queries and inserts, and of the store's own upkeep.
+const INGEST_PRIORITY: (&str, &str) = ("priority", "1");
 
 /// [`QUERY_SETTINGS`] for the analytics' reads, at a lower priority than ingest's queries and
 /// inserts: ClickHouse pauses them while those run, so a dashboard never holds beacons up.
-const ANALYTICS_SETTINGS: [(&str, &str); 3] = [QUERY_SETTINGS[0], QUERY_SETTINGS[1], ("priority", "1")];
+const ANALYTICS_SETTINGS: [(&str, &str); 3] = [QUERY_SETTINGS[0], QUERY_SETTINGS[1], ("priority", "2")];
 
 impl From<ReadError> for StoreError {
     fn from(e: ReadError) -> StoreError {
@@ -221,7 +225,7 @@ impl Database {
     /// Inserts `rows` (RowBinary, in `columns` order) into `table`.
     fn insert_rows(&self, table: &str, columns: &str, rows: Vec<u8>) -> Result<(), StoreError> {
         let statement = format!("INSERT INTO {}.{table} ({columns}) FORMAT RowBinary", self.db);
-        let mut params = vec![("query", statement.as_str())];
+        let mut params = vec![("query", statement.as_str()), INGEST_PRIORITY];
         params.extend(self.insert_settings.iter().copied());
         self.client.post(&params, &rows).map(drop)
     }
