@@ -175,7 +175,8 @@ pub struct Rollup {
     pub joint: Vec<((i32, i32), u64)>,
 }
 
-fn joint_key(value: Option<f64>) -> i32 {
+/// The key of `value` in sketch-bucket counts: [`NULL_KEY`], [`ZERO_KEY`] or its bucket's key.
+pub fn sketch_key(value: Option<f64>) -> i32 {
     match value {
         None => NULL_KEY,
         Some(v) => bucket_key(v).unwrap_or(ZERO_KEY),
@@ -201,7 +202,7 @@ impl Rollup {
                 self.metrics[metric.index()].add(value);
             }
         }
-        let key = (joint_key(row.ttft_ms), joint_key(row.tpot_ms));
+        let key = (sketch_key(row.ttft_ms), sketch_key(row.tpot_ms));
         match self.joint.binary_search_by_key(&key, |&(k, _)| k) {
             Ok(i) => self.joint[i].1 += 1,
             Err(i) => self.joint.insert(i, (key, 1)),

@@ -127,7 +127,7 @@ pub fn schema(db: &str) -> Vec<String> {
             columns.join(", ")
         ),
         // The rollups: aggregate states ClickHouse merges by key in the background and in reads;
-        // the views below add every record to them as it is inserted. The key sorts null apart from
+        // the view below adds every record to them as it is inserted. The key sorts null apart from
         // '' (isNull).
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.rollup_states (grain String, bucket Int64, {}, {}) \

@@ -17,9 +17,9 @@
 
 use super::rowbinary::{ReadError, Reader};
 use crate::dims::Metric;
-use crate::rollup::{Distribution, Grain, Rollup, Row, NULL_KEY, ZERO_KEY};
+use crate::rollup::{sketch_key, Distribution, Grain, Rollup, Row, ZERO_KEY};
 use crate::store::StoreError;
-use llm_ux_meter::metrics::sketch::{bucket_key, Sketch, MAX_BUCKETS};
+use llm_ux_meter::metrics::sketch::{Sketch, MAX_BUCKETS};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 
@@ -39,15 +39,23 @@ pub const STATE_COLUMNS: &str = "counts AggregateFunction(sumForEach, Array(UInt
      mins AggregateFunction(minForEach, Array(Float64)), maxs AggregateFunction(maxForEach, Array(Float64)), \
      sketches AggregateFunction(sumMap, Array(Int64), Array(UInt64)), joint AggregateFunction(sumMap, Array(Int64), Array(UInt64))";
 
+/// The six aggregates of a rollup over record rows, in [`STATE_COLUMNS`] order, each with the
+/// combinator `suffix` (`State` for the views, none for the duplicate copies a read subtracts).
+fn aggregates(suffix: &str) -> [String; 6] {
+    [
+        format!("sumForEach{suffix}({COUNTS})"),
+        format!("sumForEach{suffix}({})", metrics("0.")),
+        format!("minForEach{suffix}({})", metrics("inf")),
+        format!("maxForEach{suffix}({})", metrics("-inf")),
+        format!("sumMap{suffix}(sketch_keys, arrayMap(k -> toUInt64(1), sketch_keys))"),
+        format!("sumMap{suffix}([joint_key], [toUInt64(1)])"),
+    ]
+}
+
 /// The state expressions a view selects from `records` rows, named as [`STATE_COLUMNS`].
 pub fn states() -> String {
-    format!(
-        "sumForEachState({COUNTS}) AS counts, sumForEachState({}) AS sums, minForEachState({}) AS mins, maxForEachState({}) AS maxs, \
-         sumMapState(sketch_keys, arrayMap(k -> toUInt64(1), sketch_keys)) AS sketches, sumMapState([joint_key], [toUInt64(1)]) AS joint",
-        metrics("0."),
-        metrics("inf"),
-        metrics("-inf")
-    )
+    let names = ["counts", "sums", "mins", "maxs", "sketches", "joint"];
+    aggregates("State").iter().zip(names).map(|(state, name)| format!("{state} AS {name}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The merged states of the rows grouped, in [`Parts::read`]'s order.
@@ -55,12 +63,7 @@ pub const MERGED: &str = "sumForEachMerge(counts), sumForEachMerge(sums), minFor
 
 /// The same figures as [`MERGED`] computed directly over record rows (the duplicate copies).
 pub fn plain() -> String {
-    format!(
-        "sumForEach({COUNTS}), sumForEach({}), minForEach({}), maxForEach({}), sumMap(sketch_keys, arrayMap(k -> toUInt64(1), sketch_keys)), sumMap([joint_key], [toUInt64(1)])",
-        metrics("0."),
-        metrics("inf"),
-        metrics("-inf")
-    )
+    aggregates("").join(", ")
 }
 
 /// The start of `grain`'s bucket holding `started_at`: [`Grain::bucket_of`]'s arithmetic, in SQL.
@@ -76,13 +79,12 @@ pub fn bucket_of(ms: &str) -> String {
 /// A record's sketch keys: `metric index << 32 | key` per metric it has (the key of a value the
 /// sketch counts as zero is [`ZERO_KEY`]).
 pub fn sketch_keys(row: &Row) -> Vec<i64> {
-    Metric::ALL.iter().filter_map(|&m| row.metric(m).map(|v| pack(m.index() as i32, bucket_key(v).unwrap_or(ZERO_KEY)))).collect()
+    Metric::ALL.iter().filter_map(|&m| row.metric(m).map(|v| pack(m.index() as i32, sketch_key(Some(v))))).collect()
 }
 
-/// A record's joint key: `TTFT key << 32 | TPOT key` ([`NULL_KEY`] for a null).
+/// A record's joint key: `TTFT key << 32 | TPOT key` ([`NULL_KEY`](crate::rollup::NULL_KEY) for a null).
 pub fn joint_key(row: &Row) -> i64 {
-    let key = |v: Option<f64>| v.map_or(NULL_KEY, |v| bucket_key(v).unwrap_or(ZERO_KEY));
-    pack(key(row.ttft_ms), key(row.tpot_ms))
+    pack(sketch_key(row.ttft_ms), sketch_key(row.tpot_ms))
 }
 
 fn pack(high: i32, low: i32) -> i64 {

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -37,23 +37,22 @@ struct Job {
 
 /// The handle of a store's writer thread. The thread ends when the handle is dropped.
 pub(super) struct Writer {
-    jobs: Mutex<SyncSender<Job>>,
+    jobs: SyncSender<Job>,
 }
 
 impl Writer {
     pub(super) fn start(database: Arc<Database>) -> Writer {
         let (jobs, queue) = sync_channel(QUEUE_BATCHES);
         thread::Builder::new().name("clickhouse-writer".into()).spawn(move || run(&database, &queue)).expect("spawning the ClickHouse writer thread");
-        Writer { jobs: Mutex::new(jobs) }
+        Writer { jobs }
     }
 
     /// [`crate::store::Store::insert_batch`]: queues a copy of the batch and waits for its answer.
     /// O(batch) to queue; the wait is at most [`FLUSH_MS`] plus one insert and one lookup.
     pub(super) fn write(&self, batch: &Batch, received_at: i64) -> Answer {
         let (answer, answered) = sync_channel(1);
-        let jobs = self.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         let stopped = || StoreError("clickhouse: the writer thread stopped; nothing of this batch was stored".into());
-        jobs.send(Job { batch: batch.clone(), received_at, answer }).map_err(|_| stopped())?;
+        self.jobs.send(Job { batch: batch.clone(), received_at, answer }).map_err(|_| stopped())?;
         answered.recv().map_err(|_| stopped())?
     }
 }
