@@ -28,7 +28,7 @@ use crate::query::visit_window;
 use crate::rollup::Grain;
 use crate::tally::Tally;
 use crate::stats::{mann_whitney, median, median_standard_error, two_proportion, Z95};
-use crate::store::{Selection, Store, StoreError};
+use crate::store::{Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Value};
 
@@ -119,7 +119,9 @@ fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, Sto
     let mut sorted = sample.kept;
     sorted.sort_by(f64::total_cmp);
     let mut tally = Tally::default();
-    visit_window(store, w.from, w.to, Grain::Day, Selection::filtered(&filters), |_, _, r| tally.add(r, &w.slo))?;
+    // The arm's counts only: its distribution comes from the sampled values.
+    let needs = Needs { per_bucket: false, metrics: [false; 5], joint: !w.slo.is_empty() };
+    visit_window(store, w.from, w.to, Grain::Day, Selection::filtered(&filters), needs, |_, _, r| tally.add(r, &w.slo))?;
     Ok(Arm { value: value.to_owned(), count: sample.seen, sorted, tally })
 }
 
@@ -203,7 +205,7 @@ mod tests {
         fn insert_batch(&self, _: &crate::validate::Batch, _: i64) -> Result<crate::store::Inserted, StoreError> {
             unimplemented!("a read-only test store")
         }
-        fn rollups(&self, _: Grain, _: i64, _: i64, _: Selection<'_>, _: &mut dyn FnMut(crate::rollup::RollupKey, crate::rollup::Rollup)) -> Result<(), StoreError> {
+        fn rollups(&self, _: Grain, _: i64, _: i64, _: Selection<'_>, _: Needs, _: &mut dyn FnMut(crate::rollup::RollupKey, crate::rollup::Rollup)) -> Result<(), StoreError> {
             Ok(())
         }
         fn rows(&self, _: i64, _: i64, _: Selection<'_>, _: &mut dyn FnMut(crate::rollup::Row)) -> Result<(), StoreError> {

@@ -6,20 +6,21 @@ use crate::dims::Dims;
 use crate::params::Window;
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup};
-use crate::store::{Busiest, GroupSet, Selection, Store, StoreError};
+use crate::store::{Busiest, GroupSet, Needs, Selection, Store, StoreError};
 
 /// The most groups an answer holds (`/api/summary`; `/api/timeseries` holds fewer for many buckets).
 pub const MAX_GROUPS: usize = 1000;
 
 /// Calls `visit(start, dims, rollup)` for every piece of `[from, to)` that `selection` selects, in
 /// time order (`start` never decreases): each stored rollup (at grains up to `coarsest`, `start` its
-/// bucket start) and each record of a partial minute (as a one-stream rollup, `start` its start
-/// time rounded down). Merging every piece gives the window's rollup. Time O(rollups read +
-/// records read); memory O(one rollup) beside what `visit` keeps.
-pub fn visit_window(store: &dyn Store, from: i64, to: i64, coarsest: Grain, selection: Selection<'_>, mut visit: impl FnMut(i64, &Dims, &Rollup)) -> Result<(), StoreError> {
+/// bucket start, or that of the first bucket of its piece when `needs` merges buckets: see
+/// [`Needs`]) and each record of a partial minute (as a one-stream rollup, `start` its start time
+/// rounded down). Merging every piece gives the window's rollup, as far as `needs` reads it. Time
+/// O(rollups read + records read); memory O(one rollup) beside what `visit` keeps.
+pub fn visit_window(store: &dyn Store, from: i64, to: i64, coarsest: Grain, selection: Selection<'_>, needs: Needs, mut visit: impl FnMut(i64, &Dims, &Rollup)) -> Result<(), StoreError> {
     for piece in plan(from, to, coarsest) {
         match piece {
-            Piece::Rollups(grain, start, end) => store.rollups(grain, start, end, selection, &mut |key, rollup| visit(key.bucket, &key.dims, &rollup))?,
+            Piece::Rollups(grain, start, end) => store.rollups(grain, start, end, selection, needs, &mut |key, rollup| visit(key.bucket, &key.dims, &rollup))?,
             Piece::Records(start, end) => store.rows(start, end, selection, &mut |row| {
                 let mut single = Rollup::default();
                 single.add(&row);

@@ -28,7 +28,7 @@ use crate::dims::Metric;
 use crate::params::{self, bad, project, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Grain, Rollup, Slo};
-use crate::store::{GroupKey, Store, StoreError};
+use crate::store::{GroupKey, Needs, Store, StoreError};
 use crate::summary::DEF;
 use crate::tally::Tally;
 use crate::validate::Invalid;
@@ -169,7 +169,12 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
     let empty: Vec<Option<f64>> = (0..query.points).map(|i| close(i, &Tally::default())).collect();
     let mut series: BTreeMap<GroupKey, Series> = BTreeMap::new();
     let mut in_order = true;
-    visit_window(store, w.from, w.to, coarsest_grain(b), choice.selection(w), |start, dims, rollup| {
+    let mut metrics = [false; 5];
+    if let Figure::Quantile(metric, _) = query.figure {
+        metrics[metric.index()] = true;
+    }
+    let needs = Needs { per_bucket: true, metrics, joint: query.figure == Figure::Goodput };
+    visit_window(store, w.from, w.to, coarsest_grain(b), choice.selection(w), needs, |start, dims, rollup| {
         let index = ((start.max(first) - first) / b) as usize;
         let s = series.entry(project(dims, &w.group_by)).or_insert_with(|| Series { values: empty.clone(), open: 0, tally: Tally::default() });
         in_order &= s.add(index, rollup, &w.slo, &close);

@@ -17,9 +17,10 @@ use llm_ux_collector::dims::{Dim, Metric};
 use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
-use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, Selection, Store};
+use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, Needs, Selection, Store};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
@@ -114,9 +115,38 @@ fn sorted_rows(store: &dyn Store, from: i64, to: i64, selection: Selection<'_>) 
 /// The rollups `store` reads, checked to come in bucket order.
 fn rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selection<'_>) -> Vec<(RollupKey, Rollup)> {
     let mut out = Vec::new();
-    store.rollups(grain, from, to, selection, &mut |k, r| out.push((k, r))).unwrap();
+    store.rollups(grain, from, to, selection, Needs::ALL, &mut |k, r| out.push((k, r))).unwrap();
     assert!(out.windows(2).all(|w| w[0].0.bucket <= w[1].0.bucket), "rollups in bucket order");
     out
+}
+
+/// Reads that ask for less than [`Needs::ALL`], one per grain in [`assert_same_answers`].
+const PARTIAL_NEEDS: [Needs; 3] = [
+    Needs { per_bucket: false, metrics: [true; 5], joint: true },
+    Needs { per_bucket: false, metrics: [false, true, false, false, false], joint: false },
+    Needs { per_bucket: true, metrics: [false; 5], joint: true },
+];
+
+/// The rollups `store` reads with `needs`, merged per dimensions unless `needs` is per bucket, and
+/// cut to what `needs` asks for (a store may give more).
+fn partial_rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selection<'_>, needs: Needs) -> Vec<(RollupKey, Rollup)> {
+    let mut merged: BTreeMap<RollupKey, Rollup> = BTreeMap::new();
+    store
+        .rollups(grain, from, to, selection, needs, &mut |key, rollup| {
+            let key = RollupKey { bucket: if needs.per_bucket { key.bucket } else { from }, ..key };
+            merged.entry(key).or_default().merge(&rollup);
+        })
+        .unwrap();
+    let cut = |mut rollup: Rollup| {
+        for m in Metric::ALL.into_iter().filter(|m| !needs.metrics[m.index()]) {
+            rollup.metrics[m.index()] = Default::default();
+        }
+        if !needs.joint {
+            rollup.joint.clear();
+        }
+        rollup
+    };
+    merged.into_iter().map(|(key, rollup)| (key, cut(rollup))).collect()
 }
 
 /// Equal rollups, the sums within rounding: ClickHouse adds the values in another order.
@@ -157,8 +187,11 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
             for selection in [Selection::filtered(filters), Selection { filters, groups: Some(groups) }] {
                 let context = format!("{context} {:?}", selection.groups.is_some());
                 assert_eq!(sorted_rows(ch, from, to, selection), sorted_rows(sqlite, from, to, selection), "{context}: rows");
-                for grain in Grain::ALL {
-                    assert_same_rollups(rollups(ch, grain, from, to, selection), rollups(sqlite, grain, from, to, selection), &format!("{context} {grain:?}"));
+                for (grain, needs) in Grain::ALL.into_iter().zip(PARTIAL_NEEDS) {
+                    let context = format!("{context} {grain:?}");
+                    assert_same_rollups(rollups(ch, grain, from, to, selection), rollups(sqlite, grain, from, to, selection), &context);
+                    let partial = |store| partial_rollups(store, grain, from, to, selection, needs);
+                    assert_same_rollups(partial(ch), partial(sqlite), &format!("{context} {needs:?}"));
                 }
             }
             for metric in Metric::ALL {
@@ -342,7 +375,7 @@ fn copies_left_unmarked_are_marked_by_the_retry_or_the_next_start() {
     forget_marks();
     let summed = |store: &dyn Store| {
         let mut streams = 0;
-        store.rollups(Grain::Day, 0, i64::MAX / 2, Selection::filtered(&[]), &mut |_, r| streams += r.count).unwrap();
+        store.rollups(Grain::Day, 0, i64::MAX / 2, Selection::filtered(&[]), Needs::ALL, &mut |_, r| streams += r.count).unwrap();
         streams
     };
     assert!(summed(&a) > summed(&sqlite), "unmarked copies count twice");
@@ -375,12 +408,17 @@ fn a_failed_insert_stores_nothing_and_says_so() {
 }
 
 #[test]
-fn a_database_of_the_single_writer_design_is_refused() {
-    let Some((url, db)) = fresh_database("a_database_of_the_single_writer_design_is_refused") else { return };
-    backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
-    backend::clickhouse("CREATE TABLE rollups (grain String, bucket Int64, version UInt64, data String) ENGINE = ReplacingMergeTree(version) ORDER BY (grain, bucket)", Some(&db));
-    let err = ClickHouseStore::open(&url, &db).err().unwrap();
-    assert!(err.0.contains("earlier collector") && err.0.contains("docs/deploy.md"), "{err}");
+fn a_database_of_an_earlier_design_is_refused() {
+    for (design, table) in [
+        ("one writer", "CREATE TABLE rollups (grain String, bucket Int64, version UInt64, data String) ENGINE = ReplacingMergeTree(version) ORDER BY (grain, bucket)"),
+        ("sumMap states", "CREATE TABLE rollup_states (grain String, bucket Int64, sketches AggregateFunction(sumMap, Array(Int64), Array(UInt64))) ENGINE = AggregatingMergeTree() ORDER BY (grain, bucket)"),
+    ] {
+        let Some((url, db)) = fresh_database("a_database_of_an_earlier_design_is_refused") else { return };
+        backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
+        backend::clickhouse(table, Some(&db));
+        let err = ClickHouseStore::open(&url, &db).err().unwrap();
+        assert!(err.0.contains("earlier collector") && err.0.contains(design) && err.0.contains("docs/deploy.md"), "{err}");
+    }
 }
 
 #[test]

@@ -83,7 +83,7 @@ mod sql;
 mod states;
 mod write;
 
-use super::{Busiest, Filters, Inserted, Selection, Store, StoreError};
+use super::{Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup, RollupKey, Row};
@@ -152,14 +152,15 @@ impl ClickHouseStore {
     /// made by a collector before rollups moved into ClickHouse (docs/deploy.md, upgrading).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
         let mut db = Database { client: Client::new(url)?, db: sql::database_name(database)?.to_owned(), insert_settings: Vec::new() };
+        let name = sql::quote(&db.db);
         let earlier = db.strings(&format!(
-            "SELECT name FROM system.tables WHERE database = {} AND name = 'rollups' AND engine = 'ReplacingMergeTree'",
-            sql::quote(&db.db)
+            "SELECT 'one writer, rollups kept by the collector' FROM system.tables WHERE database = {name} AND name = 'rollups' AND engine = 'ReplacingMergeTree' \
+             UNION ALL SELECT 'bucket counts as sumMap states' FROM system.columns WHERE database = {name} AND table = 'rollup_states' AND name = 'sketches'"
         ))?;
-        if !earlier.is_empty() {
+        if let Some(design) = earlier.first() {
             return Err(StoreError(format!(
-                "clickhouse: database {} was made by an earlier collector (one writer, rollups kept by the collector); \
-                 give a new --clickhouse-database: the old one stays readable (docs/deploy.md, upgrading)",
+                "clickhouse: database {} was made by an earlier collector ({design}); \
+                 give a new --clickhouse-database, or move the database over (docs/deploy.md, upgrading)",
                 db.db
             )));
         }
@@ -260,37 +261,59 @@ impl Store for ClickHouseStore {
         self.writer.write(batch, received_at)
     }
 
-    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, needs: Needs, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
         let (db, dims, selected) = (&self.database, sql::dim_columns(), sql::selection(selection));
+        // Each rollup's bucket, or the range's start when the caller merges the range.
+        let (bucket, copy_bucket) = match needs.per_bucket {
+            true => ("bucket".to_owned(), states::bucket(grain)),
+            false => (format!("toInt64({from})"), format!("toInt64({from})")),
+        };
         // The duplicate copies of the range, merged per key like the rollups: few, held in memory.
         let mut duplicates: HashMap<(i64, Dims), Parts> = HashMap::new();
-        let query = format!("SELECT {bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", bucket = states::bucket(grain), plain = states::plain(), copies = db.duplicates(grain, from, to, &selected));
+        let query = format!("SELECT {copy_bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", plain = states::plain(), copies = db.duplicates(grain, from, to, &selected));
         db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             let bucket = r.i64()?;
             let dims = read_dims(r)?;
             duplicates.insert((bucket, dims), Parts::read(r)?);
             Ok(())
         })?;
-        let query = format!(
-            "SELECT bucket, {dims}, {merged} FROM {db}.rollup_states WHERE grain = {grain} AND bucket >= {from} AND bucket < {to}{selected} \
-             GROUP BY bucket, {dims} ORDER BY bucket",
-            merged = states::MERGED,
-            db = db.db,
-            grain = sql::quote(grain.code()),
-        );
+        // The states per key, held until the bucket counts (which come in no order) are added.
+        let range = format!("grain = {} AND bucket >= {from} AND bucket < {to}", sql::quote(grain.code()));
+        let mut rollups: HashMap<(i64, u64), (Dims, Parts)> = HashMap::new();
+        let query = format!("SELECT {bucket} AS b, dims_key, {dims}, {merged} FROM {}.rollup_states WHERE {range}{selected} GROUP BY b, dims_key, {dims}", db.db, merged = states::MERGED);
         db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
-            let bucket = r.i64()?;
-            let dims = read_dims(r)?;
-            let mut parts = Parts::read(r)?;
+            let key = (r.i64()?, r.u64()?);
+            rollups.insert(key, (read_dims(r)?, Parts::read_states(r)?));
+            Ok(())
+        })?;
+        if let Some(wanted) = states::bucket_counts_wanted(needs.metrics, needs.joint) {
+            let of_selected = match selected.is_empty() {
+                true => String::new(),
+                false => format!(" AND dims_key IN (SELECT dims_key FROM {}.rollup_states WHERE {range}{selected})", db.db),
+            };
+            let query = format!("SELECT {bucket} AS b, dims_key, joint, key, sum(n) FROM {}.sketch_buckets WHERE {range}{of_selected} AND ({wanted}) GROUP BY b, dims_key, joint, key", db.db);
+            db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
+                let key = (r.i64()?, r.u64()?);
+                let (joint, bucket_key, n) = (r.u8()? == 1, r.i64()?, r.u64()?);
+                // Counts without states are of streams whose state insert failed: not counted.
+                if let Some((_, parts)) = rollups.get_mut(&key) {
+                    parts.add_bucket_count(joint, bucket_key, n);
+                }
+                Ok(())
+            })?;
+        }
+        let mut rollups: Vec<((i64, u64), (Dims, Parts))> = rollups.into_iter().collect();
+        rollups.sort_unstable_by_key(|&((bucket, _), _)| bucket);
+        for ((bucket, _), (dims, mut parts)) in rollups {
             if let Some(copies) = duplicates.remove(&(bucket, dims.clone())) {
                 parts.subtract(&copies);
             }
-            let rollup = parts.into_rollup()?;
+            let rollup = parts.into_rollup(needs.metrics)?;
             if rollup.count > 0 {
                 visit(RollupKey { grain, bucket, dims }, rollup);
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {

@@ -55,6 +55,26 @@ impl<'a> Selection<'a> {
     }
 }
 
+/// What a caller of [`Store::rollups`] reads from the rollups, so that a store may leave the rest
+/// out (ClickHouse then reads a fraction of its bucket counts; SQLite reads whole rollups anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    /// One rollup per bucket (a time series). Without it the caller merges all the buckets of the
+    /// range, and the store may visit one rollup per dimensions instead, merged over the range and
+    /// keyed by the range's start.
+    pub per_bucket: bool,
+    /// The metrics whose distributions the caller reads, by [`Metric::index`]; the others' may be
+    /// empty.
+    pub metrics: [bool; 5],
+    /// The joint (TTFT, TPOT) counts (goodput); without it `joint` may be empty.
+    pub joint: bool,
+}
+
+impl Needs {
+    /// Every figure of every bucket's rollup.
+    pub const ALL: Needs = Needs { per_bucket: true, metrics: [true; 5], joint: true };
+}
+
 /// The result of [`Store::busiest_groups`]: at most `limit` group keys, the busiest first, and how
 /// many groups there are in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,8 +107,9 @@ pub trait Store: Send + Sync + 'static {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError>;
 
     /// Calls `visit` with each rollup of `grain` whose bucket starts in `[from, to)` and whose
-    /// dimensions `selection` selects, one per key, in order of bucket start. O(rollups read).
-    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError>;
+    /// dimensions `selection` selects, one per key, in order of bucket start, with at least what
+    /// `needs` asks for. O(rollups read).
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, needs: Needs, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError>;
 
     /// Calls `visit` with each record of definition version 1 with `from <= startedAt < to` that
     /// `selection` selects, in order of `startedAt`. O(records read).

@@ -9,7 +9,7 @@
 //! each other), each held for one read; `ping` has a connection of its own, so `/health` never
 //! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
-use super::{Busiest, Filters, Inserted, Selection, Store, StoreError};
+use super::{Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
@@ -220,7 +220,7 @@ impl Store for SqliteStore {
         Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
     }
 
-    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
+    fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, _: Needs, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {
         let (where_selected, mut args) = selection_sql(selection);
         let sql = format!("SELECT bucket, {DIM_COLUMNS}, data FROM rollups WHERE grain = ? AND bucket >= ? AND bucket < ?{where_selected} ORDER BY bucket");
         args.splice(0..0, [SqlValue::Text(grain.code().into()), from.into(), to.into()]);

@@ -181,6 +181,11 @@ impl<R: BufRead> Reader<R> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
+    pub fn u8(&mut self) -> Result<u8, ReadError> {
+        let [byte] = self.array()?;
+        Ok(byte)
+    }
+
     pub fn opt_string(&mut self) -> Result<Option<String>, ReadError> {
         self.nullable(Reader::string)
     }

@@ -5,9 +5,10 @@
 //! database name, which [`database_name`] limits to `[A-Za-z_][A-Za-z0-9_]*`.
 //!
 //! Only what ClickHouse 18.16 already had, and current releases still run (the test suite replays
-//! every statement on both): `MergeTree()`, `ReplacingMergeTree()` and `AggregatingMergeTree()`
-//! with `PARTITION BY` and `ORDER BY` expressions, materialized views `TO` a table,
-//! `AggregateFunction` columns of `sumForEach`/`minForEach`/`maxForEach`/`sumMap` states,
+//! every statement on both): `MergeTree()`, `ReplacingMergeTree()`, `AggregatingMergeTree()` and
+//! `SummingMergeTree()` with `PARTITION BY` and `ORDER BY` expressions, materialized views `TO` a
+//! table (one `ARRAY JOIN` clause each, `arrayJoin` beside it), `AggregateFunction` columns of
+//! `sumForEach`/`minForEach`/`maxForEach` states, `sumMap` in plain reads, `sipHash64`,
 //! `Nullable` columns (kept out of sorting keys through `ifNull`/`isNull`: current releases refuse
 //! a nullable key), tuple `IN`, `LIMIT BY`. No `LowCardinality` (experimental in 18.16), no
 //! `DateTime64`, no `SimpleAggregateFunction`, no `Map` type, no query parameters, no `FINAL`
@@ -126,16 +127,21 @@ pub fn schema(db: &str) -> Vec<String> {
             "CREATE TABLE IF NOT EXISTS {db}.records ({}) ENGINE = MergeTree() PARTITION BY toDate(ts) ORDER BY (ifNull(model, ''), ifNull(scenario, ''), ts)",
             columns.join(", ")
         ),
-        // The rollups: aggregate states ClickHouse merges by key in the background and in reads;
-        // the view below adds every record to them as it is inserted. The key sorts null apart from
-        // '' (isNull).
+        // The rollups ([`states`]): aggregate states and bucket counts that ClickHouse merges by key
+        // in the background and in reads; the views below add every record to them as it is
+        // inserted. The key sorts null apart from '' (isNull). `dims_key` follows the dimensions, so
+        // it ends the key splitting nothing (current releases refuse it outside the key).
         format!(
-            "CREATE TABLE IF NOT EXISTS {db}.rollup_states (grain String, bucket Int64, {}, {}) \
+            "CREATE TABLE IF NOT EXISTS {db}.rollup_states (grain String, bucket Int64, {}, dims_key UInt64, {}) \
              ENGINE = AggregatingMergeTree() PARTITION BY intDiv(bucket, 86400000) \
              ORDER BY (ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), grain, bucket, \
-             ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection))",
+             ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection), dims_key)",
             Dim::ALL.map(|d| format!("{} Nullable(String)", d.column())).join(", "),
             states::STATE_COLUMNS
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.sketch_buckets (grain String, bucket Int64, dims_key UInt64, joint UInt8, key Int64, n UInt64) \
+             ENGINE = SummingMergeTree() PARTITION BY intDiv(bucket, 86400000) ORDER BY (grain, bucket, dims_key, joint, key)"
         ),
         // Every copy of every record, sorted by id: the lookup that finds copies of one record
         // inserted through different collectors.
@@ -153,18 +159,26 @@ pub fn schema(db: &str) -> Vec<String> {
         // For people querying the database: the records each once, as the analytics count them.
         format!("CREATE VIEW IF NOT EXISTS {db}.unique_records AS SELECT * FROM {db}.records WHERE (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates)"),
     ];
-    // One view for the three grains (ARRAY JOIN): one part per insert in `rollup_states`, not three.
+    // One view per table for the three grains (ARRAY JOIN): one part per insert in each, not three.
     let codes: Vec<String> = Grain::ALL.iter().map(|g| quote(g.code())).collect();
     let lengths: Vec<String> = Grain::ALL.iter().map(|g| g.ms().to_string()).collect();
-    statements.push(format!(
-        "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.rollups_of_records TO {db}.rollup_states AS \
-         SELECT grain, {bucket} AS bucket, {dims}, {states} FROM {db}.records ARRAY JOIN [{codes}] AS grain, [{lengths}] AS grain_ms \
-         WHERE def = {DEF} GROUP BY grain, bucket, {dims}",
-        bucket = states::bucket_of("grain_ms"),
-        states = states::states(),
-        codes = codes.join(", "),
-        lengths = lengths.join(", "),
-    ));
+    let select = format!("grain, {} AS bucket, {} AS dims_key", states::bucket_of("grain_ms"), states::dims_key());
+    let from = format!("{db}.records ARRAY JOIN [{}] AS grain, [{}] AS grain_ms WHERE def = {DEF}", codes.join(", "), lengths.join(", "));
+    statements.extend([
+        format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.rollups_of_records TO {db}.rollup_states AS \
+             SELECT {select}, {dims}, {states} FROM {from} GROUP BY grain, bucket, {dims}, dims_key",
+            states = states::states()
+        ),
+        format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.sketches_of_records TO {db}.sketch_buckets AS \
+             SELECT {select}, toUInt8(0) AS joint, arrayJoin(sketch_keys) AS key, count() AS n FROM {from} GROUP BY grain, bucket, dims_key, key"
+        ),
+        format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.joint_of_records TO {db}.sketch_buckets AS \
+             SELECT {select}, toUInt8(1) AS joint, joint_key AS key, count() AS n FROM {from} GROUP BY grain, bucket, dims_key, key"
+        ),
+    ]);
     statements
 }
 
@@ -274,7 +288,7 @@ mod tests {
             assert!(RECORD_COLUMNS.iter().any(|(n, _)| *n == name), "{name}");
         }
         let schema = schema("db").join("\n");
-        assert_eq!(schema.matches("CREATE MATERIALIZED VIEW").count(), 2);
+        assert_eq!(schema.matches("CREATE MATERIALIZED VIEW").count(), 4);
         assert_eq!(schema.matches("CREATE VIEW").count(), 1);
         assert!(schema.contains("ARRAY JOIN ['m', 'h', 'd'] AS grain, [60000, 3600000, 86400000] AS grain_ms"));
     }

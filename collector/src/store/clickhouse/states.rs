@@ -1,13 +1,21 @@
-//! Rollups as ClickHouse aggregate states: the SQL that folds records into them (the materialized
-//! views of [`super::sql::schema`]) and the Rust that reads the merged states back as [`Rollup`]s.
+//! Rollups in ClickHouse: the SQL that folds records into them (the materialized views of
+//! [`super::sql::schema`]) and the Rust that reads them back as [`Rollup`]s.
 //!
-//! A rollup is six states, each one ClickHouse merges on its own (in background merges and in
+//! A rollup lives in two tables, each merged by ClickHouse on its own (in background merges and in
 //! `GROUP BY`), so any number of collectors insert records and none reads or rewrites a rollup:
-//! - `counts`: `sumForEach` of [streams, output tokens, stall known, stalled, 3 length bands];
-//! - `sums`, `mins`, `maxs`: `sumForEach`/`minForEach`/`maxForEach` of the five metrics (a null
-//!   adds 0, +inf and −inf);
-//! - `sketches`: `sumMap` of DDSketch bucket counts, keyed `metric index << 32 | bucket key`;
-//! - `joint`: `sumMap` of stream counts keyed `TTFT key << 32 | TPOT key` (goodput).
+//! - `rollup_states` (`AggregatingMergeTree`), one row per grain, bucket and dimensions, with four
+//!   aggregate states: `counts`, the `sumForEach` of [streams, output tokens, stall known, stalled,
+//!   3 length bands], and `sums`, `mins`, `maxs`, the `sumForEach`/`minForEach`/`maxForEach` of the
+//!   five metrics (a null adds 0, +inf and −inf);
+//! - `sketch_buckets` (`SummingMergeTree`), one row per grain, bucket, dimensions and bucket key
+//!   with its count `n`: the DDSketch bucket counts (`joint` 0, key `metric index << 32 | bucket
+//!   key`) and the joint TTFT×TPOT stream counts of goodput (`joint` 1, key `TTFT key << 32 | TPOT
+//!   key`).
+//!
+//! The bucket counts are rows, not `sumMap` states in `rollup_states`: ClickHouse sums plain
+//! columns in vectorized code, where 18.16 merges `sumMap` states a key at a time (a 30-day summary
+//! over a million records spent 1.4 s there). Their rows name the dimensions by [`dims_key`], a
+//! 64-bit hash, because grouping by five nullable strings per bucket count cost twice as much.
 //!
 //! The bucket keys come from the collector ([`sketch_keys`], [`joint_key`]), written with each
 //! record, not from SQL: they are the meter's own `bucket_key`, so ClickHouse's `log` can never put
@@ -16,7 +24,7 @@
 //! as states by the views and as plain aggregates over the duplicate copies a read subtracts.
 
 use super::rowbinary::{ReadError, Reader};
-use crate::dims::Metric;
+use crate::dims::{Dim, Metric};
 use crate::rollup::{sketch_key, Distribution, Grain, Rollup, Row, ZERO_KEY};
 use crate::store::StoreError;
 use llm_ux_meter::metrics::sketch::{Sketch, MAX_BUCKETS};
@@ -36,34 +44,43 @@ fn metrics(fill: &str) -> String {
 
 /// The aggregate-state columns of `rollup_states`, for its `CREATE TABLE`.
 pub const STATE_COLUMNS: &str = "counts AggregateFunction(sumForEach, Array(UInt64)), sums AggregateFunction(sumForEach, Array(Float64)), \
-     mins AggregateFunction(minForEach, Array(Float64)), maxs AggregateFunction(maxForEach, Array(Float64)), \
-     sketches AggregateFunction(sumMap, Array(Int64), Array(UInt64)), joint AggregateFunction(sumMap, Array(Int64), Array(UInt64))";
+     mins AggregateFunction(minForEach, Array(Float64)), maxs AggregateFunction(maxForEach, Array(Float64))";
 
-/// The six aggregates of a rollup over record rows, in [`STATE_COLUMNS`] order, each with the
-/// combinator `suffix` (`State` for the views, none for the duplicate copies a read subtracts).
-fn aggregates(suffix: &str) -> [String; 6] {
+/// The four aggregates of `rollup_states` over record rows, in [`STATE_COLUMNS`] order, each with
+/// the combinator `suffix` (`State` for the view, none for the duplicate copies a read subtracts).
+fn aggregates(suffix: &str) -> [String; 4] {
     [
         format!("sumForEach{suffix}({COUNTS})"),
         format!("sumForEach{suffix}({})", metrics("0.")),
         format!("minForEach{suffix}({})", metrics("inf")),
         format!("maxForEach{suffix}({})", metrics("-inf")),
-        format!("sumMap{suffix}(sketch_keys, arrayMap(k -> toUInt64(1), sketch_keys))"),
-        format!("sumMap{suffix}([joint_key], [toUInt64(1)])"),
     ]
 }
 
-/// The state expressions a view selects from `records` rows, named as [`STATE_COLUMNS`].
+/// The state expressions the view selects from `records` rows, named as [`STATE_COLUMNS`].
 pub fn states() -> String {
-    let names = ["counts", "sums", "mins", "maxs", "sketches", "joint"];
+    let names = ["counts", "sums", "mins", "maxs"];
     aggregates("State").iter().zip(names).map(|(state, name)| format!("{state} AS {name}")).collect::<Vec<_>>().join(", ")
 }
 
-/// The merged states of the rows grouped, in [`Parts::read`]'s order.
-pub const MERGED: &str = "sumForEachMerge(counts), sumForEachMerge(sums), minForEachMerge(mins), maxForEachMerge(maxs), sumMapMerge(sketches), sumMapMerge(joint)";
+/// The merged states of the `rollup_states` rows grouped, in [`Parts::read_states`]'s order.
+pub const MERGED: &str = "sumForEachMerge(counts), sumForEachMerge(sums), minForEachMerge(mins), maxForEachMerge(maxs)";
 
-/// The same figures as [`MERGED`] computed directly over record rows (the duplicate copies).
+/// A whole rollup computed directly over record rows (the duplicate copies), in [`Parts::read`]'s
+/// order: [`MERGED`]'s figures, then the bucket counts as maps.
 pub fn plain() -> String {
-    aggregates("").join(", ")
+    let [counts, sums, mins, maxs] = aggregates("");
+    format!("{counts}, {sums}, {mins}, {maxs}, sumMap(sketch_keys, arrayMap(k -> toUInt64(1), sketch_keys)), sumMap([joint_key], [toUInt64(1)])")
+}
+
+/// The dimensions' key in `rollup_states` and `sketch_buckets`: SipHash-2-4 of the values, each
+/// length-prefixed (a null as `-`), so no two sets of values share the input. ClickHouse's
+/// `sipHash64` of one string gives the same number in 18.16 and 26. Two sets of dimensions that
+/// share a key would share bucket counts: between ones a reader chose, about one chance in 2^64
+/// (SipHash with a known key still takes about 2^64 tries to match given dimensions).
+pub fn dims_key() -> String {
+    let parts: Vec<String> = Dim::ALL.iter().map(|d| format!("if(isNull({0}), '-', concat(toString(length(ifNull({0}, ''))), ':', ifNull({0}, '')))", d.column())).collect();
+    format!("sipHash64(concat({}))", parts.join(", "))
 }
 
 /// The start of `grain`'s bucket holding `started_at`: [`Grain::bucket_of`]'s arithmetic, in SQL.
@@ -74,6 +91,22 @@ pub fn bucket(grain: Grain) -> String {
 /// The start of the bucket of `ms` (an SQL expression) holding `started_at`.
 pub fn bucket_of(ms: &str) -> String {
     format!("toInt64(floor(started_at / {ms}) * {ms})")
+}
+
+/// The condition on `sketch_buckets` rows that keeps the bucket counts of the metrics `metrics`
+/// marks (by [`Metric::index`]) and, when `joint`, the joint counts; `None` when none are wanted.
+pub fn bucket_counts_wanted(metrics: [bool; 5], joint: bool) -> Option<String> {
+    let indexes: Vec<String> = Metric::ALL.iter().filter(|m| metrics[m.index()]).map(|m| m.index().to_string()).collect();
+    let mut wanted = Vec::new();
+    match indexes.len() {
+        0 => {}
+        n if n == Metric::ALL.len() => wanted.push("joint = 0".to_owned()),
+        _ => wanted.push(format!("joint = 0 AND bitShiftRight(key, 32) IN ({})", indexes.join(", "))),
+    }
+    if joint {
+        wanted.push("joint = 1".to_owned());
+    }
+    (!wanted.is_empty()).then(|| wanted.join(" OR "))
 }
 
 /// A record's sketch keys: `metric index << 32 | key` per metric it has (the key of a value the
@@ -95,7 +128,7 @@ fn unpack(key: i64) -> (i32, i32) {
     ((key >> 32) as i32, key as u32 as i32)
 }
 
-/// A rollup as the six merged states: subtractable (the duplicate copies), then made a [`Rollup`].
+/// A rollup as read back: subtractable (the duplicate copies), then made a [`Rollup`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Parts {
     counts: Vec<u64>,
@@ -107,15 +140,22 @@ pub struct Parts {
 }
 
 impl Parts {
-    /// Reads the columns of [`MERGED`] (or [`plain`]). O(size).
+    /// Reads the columns of [`MERGED`], without bucket counts (see [`Parts::add_bucket_count`]). O(size).
+    pub fn read_states<R: BufRead>(r: &mut Reader<R>) -> Result<Parts, ReadError> {
+        Ok(Parts { counts: r.vec(Reader::u64)?, sums: r.vec(Reader::f64)?, mins: r.vec(Reader::f64)?, maxs: r.vec(Reader::f64)?, ..Parts::default() })
+    }
+
+    /// Reads the columns of [`plain`]. O(size).
     pub fn read<R: BufRead>(r: &mut Reader<R>) -> Result<Parts, ReadError> {
-        let counts = r.vec(Reader::u64)?;
-        let sums = r.vec(Reader::f64)?;
-        let mins = r.vec(Reader::f64)?;
-        let maxs = r.vec(Reader::f64)?;
-        let sketches = read_map(r)?;
-        let joint = read_map(r)?;
-        Ok(Parts { counts, sums, mins, maxs, sketches, joint })
+        let mut parts = Parts::read_states(r)?;
+        parts.sketches = read_map(r)?;
+        parts.joint = read_map(r)?;
+        Ok(parts)
+    }
+
+    /// Adds a row of `sketch_buckets`. O(log keys).
+    pub fn add_bucket_count(&mut self, joint: bool, key: i64, n: u64) {
+        *(if joint { &mut self.joint } else { &mut self.sketches }).entry(key).or_default() += n;
     }
 
     /// Takes away `other`'s streams (a subset of these: the duplicate copies among them). Minima
@@ -137,8 +177,10 @@ impl Parts {
         }
     }
 
-    /// The rollup these states hold. Fails when ClickHouse answered arrays of the wrong length.
-    pub fn into_rollup(self) -> Result<Rollup, StoreError> {
+    /// The rollup these parts hold, with the distributions of the metrics `metrics` marks (by
+    /// [`Metric::index`]) and the others empty. Fails when ClickHouse answered arrays of the wrong
+    /// length.
+    pub fn into_rollup(self, metrics: [bool; 5]) -> Result<Rollup, StoreError> {
         let malformed = || StoreError("clickhouse: a rollup's states have the wrong shape".into());
         let [count, output_tokens, stall_known, stalled, b1, b2, b3] = self.counts[..] else { return Err(malformed()) };
         if [&self.sums, &self.mins, &self.maxs].iter().any(|v| v.len() != Metric::ALL.len()) {
@@ -155,8 +197,8 @@ impl Parts {
                 buckets[metric].push((key, n));
             }
         }
-        let mut metrics: [Distribution; 5] = Default::default();
-        for (i, distribution) in metrics.iter_mut().enumerate() {
+        let mut distributions: [Distribution; 5] = Default::default();
+        for (i, distribution) in distributions.iter_mut().enumerate().filter(|&(i, _)| metrics[i]) {
             let mut keys = std::mem::take(&mut buckets[i]);
             keys.sort_unstable();
             // As the sketch does past its bound: the lowest buckets fold into the next.
@@ -171,7 +213,7 @@ impl Parts {
         }
         let mut joint: Vec<((i32, i32), u64)> = self.joint.into_iter().map(|(key, n)| (unpack(key), n)).collect();
         joint.sort_unstable();
-        Ok(Rollup { count, output_tokens, stall_known, stalled, bands: [b1, b2, b3], metrics, joint })
+        Ok(Rollup { count, output_tokens, stall_known, stalled, bands: [b1, b2, b3], metrics: distributions, joint })
     }
 }
 
