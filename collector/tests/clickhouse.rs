@@ -411,7 +411,7 @@ fn a_failed_insert_stores_nothing_and_says_so() {
 fn a_database_of_an_earlier_design_is_refused() {
     for (design, table) in [
         ("one writer", "CREATE TABLE rollups (grain String, bucket Int64, version UInt64, data String) ENGINE = ReplacingMergeTree(version) ORDER BY (grain, bucket)"),
-        ("sumMap states", "CREATE TABLE rollup_states (grain String, bucket Int64, sketches AggregateFunction(sumMap, Array(Int64), Array(UInt64))) ENGINE = AggregatingMergeTree() ORDER BY (grain, bucket)"),
+        ("sumMap states", "CREATE TABLE rollup_states (grain String, bucket Int64, counts AggregateFunction(sumForEach, Array(UInt64)), sketches AggregateFunction(sumMap, Array(Int64), Array(UInt64))) ENGINE = AggregatingMergeTree() ORDER BY (grain, bucket)"),
     ] {
         let Some((url, db)) = fresh_database("a_database_of_an_earlier_design_is_refused") else { return };
         backend::clickhouse(&format!("CREATE DATABASE {db}"), None);

@@ -155,7 +155,7 @@ impl ClickHouseStore {
         let name = sql::quote(&db.db);
         let earlier = db.strings(&format!(
             "SELECT 'one writer, rollups kept by the collector' FROM system.tables WHERE database = {name} AND name = 'rollups' AND engine = 'ReplacingMergeTree' \
-             UNION ALL SELECT 'bucket counts as sumMap states' FROM system.columns WHERE database = {name} AND table = 'rollup_states' AND name = 'sketches'"
+             UNION ALL SELECT 'bucket counts as sumMap states' FROM system.columns WHERE database = {name} AND table = 'rollup_states' AND name = 'counts'"
         ))?;
         if let Some(design) = earlier.first() {
             return Err(StoreError(format!(
@@ -280,7 +280,7 @@ impl Store for ClickHouseStore {
         // The states per key, held until the bucket counts (which come in no order) are added.
         let range = format!("grain = {} AND bucket >= {from} AND bucket < {to}", sql::quote(grain.code()));
         let mut rollups: HashMap<(i64, u64), (Dims, Parts)> = HashMap::new();
-        let query = format!("SELECT {bucket} AS b, dims_key, {dims}, {merged} FROM {}.rollup_states WHERE {range}{selected} GROUP BY b, dims_key, {dims}", db.db, merged = states::MERGED);
+        let query = format!("SELECT {bucket} AS b, dims_key, {dims}, {merged} FROM {}.rollup_states WHERE {range}{selected} GROUP BY b, dims_key, {dims}", db.db, merged = states::merged());
         db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             let key = (r.i64()?, r.u64()?);
             rollups.insert(key, (read_dims(r)?, Parts::read_states(r)?));
@@ -344,11 +344,12 @@ impl Store for ClickHouseStore {
             .map(|piece| -> Result<String, StoreError> {
                 Ok(match piece {
                     Piece::Rollups(grain, start, end) => format!(
-                        "SELECT {dims}, toInt64(sumForEachMerge(counts)[1]) AS n FROM {}.rollup_states WHERE grain = {} AND bucket >= {start} AND bucket < {end}{filters} \
+                        "SELECT {dims}, toInt64({streams}) AS n FROM {}.rollup_states WHERE grain = {} AND bucket >= {start} AND bucket < {end}{filters} \
                          GROUP BY bucket, {dims} UNION ALL SELECT {dims}, toInt64(-1) AS n FROM {}",
                         db.db,
                         sql::quote(grain.code()),
-                        db.duplicates(grain, start, end, &filters)
+                        db.duplicates(grain, start, end, &filters),
+                        streams = states::MERGED_STREAMS,
                     ),
                     Piece::Records(start, end) => format!("SELECT {dims}, toInt64(1) AS n {}", db.window(start, end, &filters)?),
                 })

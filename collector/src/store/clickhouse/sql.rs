@@ -8,7 +8,7 @@
 //! every statement on both): `MergeTree()`, `ReplacingMergeTree()`, `AggregatingMergeTree()` and
 //! `SummingMergeTree()` with `PARTITION BY` and `ORDER BY` expressions, materialized views `TO` a
 //! table (one `ARRAY JOIN` clause each, `arrayJoin` beside it), `AggregateFunction` columns of
-//! `sumForEach`/`minForEach`/`maxForEach` states, `sumMap` in plain reads, `sipHash64`,
+//! `sum`/`min`/`max` states, `sumMap` in plain reads, `sipHash64`,
 //! `Nullable` columns (kept out of sorting keys through `ifNull`/`isNull`: current releases refuse
 //! a nullable key), tuple `IN`, `LIMIT BY`. No `LowCardinality` (experimental in 18.16), no
 //! `DateTime64`, no `SimpleAggregateFunction`, no `Map` type, no query parameters, no `FINAL`
@@ -137,7 +137,7 @@ pub fn schema(db: &str) -> Vec<String> {
              ORDER BY (ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), grain, bucket, \
              ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection), dims_key)",
             Dim::ALL.map(|d| format!("{} Nullable(String)", d.column())).join(", "),
-            states::STATE_COLUMNS
+            states::state_columns()
         ),
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.sketch_buckets (grain String, bucket Int64, dims_key UInt64, joint UInt8, key Int64, n UInt64) \
