@@ -28,7 +28,7 @@ use crate::query::visit_window;
 use crate::rollup::Grain;
 use crate::tally::Tally;
 use crate::stats::{mann_whitney, median, median_standard_error, two_proportion, Z95};
-use crate::store::{Needs, Selection, Store, StoreError};
+use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Value};
 
@@ -120,7 +120,7 @@ fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, Sto
     sorted.sort_by(f64::total_cmp);
     let mut tally = Tally::default();
     // The arm's counts only: its distribution comes from the sampled values.
-    let needs = Needs { per_bucket: false, metrics: [false; 5], joint: !w.slo.is_empty() };
+    let needs = Needs { per_bucket: false, metrics: [false; 5], joint: JointNeed::goodput(&w.slo) };
     visit_window(store, w.from, w.to, Grain::Day, Selection::filtered(&filters), needs, |_, _, r| tally.add(r, &w.slo))?;
     Ok(Arm { value: value.to_owned(), count: sample.seen, sorted, tally })
 }

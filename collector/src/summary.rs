@@ -33,7 +33,7 @@ use crate::dims::{Dim, Metric};
 use crate::params::{self, project, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Distribution, Grain};
-use crate::store::{GroupKey, Needs, Store, StoreError};
+use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
 use crate::tally::Tally;
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
@@ -91,7 +91,7 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
 pub fn summary(store: &dyn Store, window: &Window) -> Result<Summary, StoreError> {
     let choice = GroupChoice::choose(store, window, MAX_GROUPS)?;
     let mut groups: BTreeMap<GroupKey, Tally> = BTreeMap::new();
-    let needs = Needs { per_bucket: false, metrics: [true; 5], joint: !window.slo.is_empty() };
+    let needs = Needs { per_bucket: false, metrics: [true; 5], joint: JointNeed::goodput(&window.slo) };
     visit_window(store, window.from, window.to, Grain::Day, choice.selection(window), needs, |_, dims, rollup| {
         groups.entry(project(dims, &window.group_by)).or_default().add(rollup, &window.slo);
     })?;

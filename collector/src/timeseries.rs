@@ -28,7 +28,7 @@ use crate::dims::Metric;
 use crate::params::{self, bad, project, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Grain, Rollup, Slo};
-use crate::store::{GroupKey, Needs, Store, StoreError};
+use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
 use crate::summary::DEF;
 use crate::tally::Tally;
 use crate::validate::Invalid;
@@ -173,7 +173,8 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
     if let Figure::Quantile(metric, _) = query.figure {
         metrics[metric.index()] = true;
     }
-    let needs = Needs { per_bucket: true, metrics, joint: query.figure == Figure::Goodput };
+    let joint = if query.figure == Figure::Goodput { JointNeed::goodput(&w.slo) } else { JointNeed::Nothing };
+    let needs = Needs { per_bucket: true, metrics, joint };
     visit_window(store, w.from, w.to, coarsest_grain(b), choice.selection(w), needs, |start, dims, rollup| {
         let index = ((start.max(first) - first) / b) as usize;
         let s = series.entry(project(dims, &w.group_by)).or_insert_with(|| Series { values: empty.clone(), open: 0, tally: Tally::default() });

@@ -14,10 +14,10 @@ mod common;
 
 use common::{backend, envelope, now_ms, recent, record, TempDir};
 use llm_ux_collector::dims::{Dim, Metric};
-use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row};
+use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
-use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, Needs, Selection, Store};
+use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, JointNeed, Needs, Selection, Store};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -122,9 +122,9 @@ fn rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selec
 
 /// Reads that ask for less than [`Needs::ALL`], one per grain in [`assert_same_answers`].
 const PARTIAL_NEEDS: [Needs; 3] = [
-    Needs { per_bucket: false, metrics: [true; 5], joint: true },
-    Needs { per_bucket: false, metrics: [false, true, false, false, false], joint: false },
-    Needs { per_bucket: true, metrics: [false; 5], joint: true },
+    Needs { per_bucket: false, metrics: [true; 5], joint: JointNeed::GoodFor(Slo { ttft_ms: Some(500.0), tpot_ms: Some(10.0) }) },
+    Needs { per_bucket: false, metrics: [false, true, false, false, false], joint: JointNeed::Nothing },
+    Needs { per_bucket: true, metrics: [false; 5], joint: JointNeed::GoodFor(Slo { ttft_ms: None, tpot_ms: Some(12.0) }) },
 ];
 
 /// The rollups `store` reads with `needs`, merged per dimensions unless `needs` is per bucket, and
@@ -141,8 +141,10 @@ fn partial_rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selectio
         for m in Metric::ALL.into_iter().filter(|m| !needs.metrics[m.index()]) {
             rollup.metrics[m.index()] = Default::default();
         }
-        if !needs.joint {
-            rollup.joint.clear();
+        match needs.joint {
+            JointNeed::Nothing => rollup.joint.clear(),
+            JointNeed::GoodFor(slo) => rollup.joint = slo.reduce(&rollup.joint),
+            JointNeed::All => {}
         }
         rollup
     };

@@ -146,7 +146,7 @@ pub const NULL_KEY: i32 = i32::MIN;
 pub const ZERO_KEY: i32 = i32::MIN + 1;
 
 /// SLO thresholds for goodput (ms).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Slo {
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
@@ -155,6 +155,39 @@ pub struct Slo {
 impl Slo {
     pub fn is_empty(&self) -> bool {
         self.ttft_ms.is_none() && self.tpot_ms.is_none()
+    }
+
+    /// `joint` reduced to what this SLO tells apart, in key order: the streams meeting it under
+    /// [`Slo::MET`], the others under [`Slo::MISSED`]. [`Rollup::good`] counts the same for this SLO
+    /// (and stores may read joint counts so reduced). O(entries).
+    pub fn reduce(&self, joint: &[((i32, i32), u64)]) -> Vec<((i32, i32), u64)> {
+        let single = Rollup { joint: joint.to_vec(), ..Rollup::default() };
+        let met = single.good(self);
+        let missed = joint.iter().map(|&(_, n)| n).sum::<u64>() - met;
+        [(Slo::MISSED, missed), (Slo::MET, met)].into_iter().filter(|&(_, n)| n > 0).collect()
+    }
+
+    /// The joint key of [`Slo::reduce`]'s streams that meet any SLO (both values counted as zero).
+    pub const MET: (i32, i32) = (ZERO_KEY, ZERO_KEY);
+    /// The joint key of [`Slo::reduce`]'s streams that miss (both values null: they meet no threshold).
+    pub const MISSED: (i32, i32) = (NULL_KEY, NULL_KEY);
+}
+
+/// The largest sketch key that meets a threshold of `max` ms: a key other than [`NULL_KEY`] meets
+/// it, as [`Rollup::good`] reads it, exactly when it is at most this ([`ZERO_KEY`] when no positive
+/// value's key does). For a store that counts good streams itself. O(1).
+pub fn key_bound(max: f64) -> i32 {
+    let Some(mut key) = bucket_key(max) else { return ZERO_KEY };
+    while key > ZERO_KEY + 1 && bucket_value(key) > max {
+        key -= 1;
+    }
+    while key < i32::MAX && bucket_value(key + 1) <= max {
+        key += 1;
+    }
+    if bucket_value(key) <= max {
+        key
+    } else {
+        ZERO_KEY
     }
 }
 
@@ -369,5 +402,37 @@ mod tests {
         assert_eq!(Grain::Minute.bucket_of(-1.0), -60_000);
         assert_eq!(Grain::Day.bucket_of(4_102_444_799_999.5), 4_102_358_400_000);
         assert_eq!(Grain::Minute.bucket_of(1e300), i64::MAX);
+    }
+
+    #[test]
+    fn key_bound_splits_the_keys_as_good_reads_them() {
+        use llm_ux_meter::metrics::sketch::MIN_POSITIVE;
+        let meets = |key: i32, max: f64| Rollup { count: 1, joint: vec![((key, ZERO_KEY), 1)], ..Rollup::default() }.good(&Slo { ttft_ms: Some(max), tpot_ms: None }) == 1;
+        for max in [0.0, 1e-12, 1e-6, 0.5, 1.0, 49.999, 50.0, 1000.0, 1e9, f64::MAX, f64::INFINITY, f64::NAN] {
+            let bound = key_bound(max);
+            let near = if bound == ZERO_KEY { 0 } else { bound };
+            // Every key a value can have lies between those of the smallest and largest values.
+            let extremes = [sketch_key(Some(MIN_POSITIVE)), sketch_key(Some(f64::MAX))];
+            for key in (near.saturating_sub(3)..=near.saturating_add(3)).filter(|k| (extremes[0]..=extremes[1]).contains(k)).chain(extremes).chain([ZERO_KEY, NULL_KEY]) {
+                assert_eq!(meets(key, max), key != NULL_KEY && key <= bound, "max {max}, key {key}, bound {bound}");
+            }
+        }
+        assert!(key_bound(1000.0) > key_bound(50.0), "a real split");
+    }
+
+    #[test]
+    fn a_reduced_joint_counts_the_same_good_streams() {
+        let rows: Vec<Row> = (0..200).map(|i| row(Some(100.0 + i as f64 * 7.0), (i % 5 != 0).then(|| 5.0 + i as f64 / 3.0), i, None)).collect();
+        let mut r = Rollup::default();
+        for row in &rows {
+            r.add(row);
+        }
+        for slo in [Slo { ttft_ms: Some(800.0), tpot_ms: Some(40.0) }, Slo { ttft_ms: Some(800.0), tpot_ms: None }, Slo { ttft_ms: None, tpot_ms: Some(30.0) }] {
+            let reduced = Rollup { joint: slo.reduce(&r.joint), ..r.clone() };
+            assert!(reduced.joint.len() <= 2 && reduced.joint.windows(2).all(|w| w[0].0 < w[1].0));
+            assert_eq!(reduced.good(&slo), r.good(&slo), "{slo:?}");
+            assert!(r.good(&slo) > 0 && r.good(&slo) < r.count, "{slo:?}: some meet it, some do not");
+            assert_eq!(reduced.joint.iter().map(|&(_, n)| n).sum::<u64>(), r.count);
+        }
     }
 }

@@ -83,7 +83,7 @@ mod sql;
 mod states;
 mod write;
 
-use super::{Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
+use super::{Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup, RollupKey, Row};
@@ -274,7 +274,11 @@ impl Store for ClickHouseStore {
         db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             let bucket = r.i64()?;
             let dims = read_dims(r)?;
-            duplicates.insert((bucket, dims), Parts::read(r)?);
+            let mut parts = Parts::read(r)?;
+            if let JointNeed::GoodFor(slo) = needs.joint {
+                parts.reduce_joint(&slo);
+            }
+            duplicates.insert((bucket, dims), parts);
             Ok(())
         })?;
         // The states per key, held until the bucket counts (which come in no order) are added.
@@ -286,12 +290,16 @@ impl Store for ClickHouseStore {
             rollups.insert(key, (read_dims(r)?, Parts::read_states(r)?));
             Ok(())
         })?;
-        if let Some(wanted) = states::bucket_counts_wanted(needs.metrics, needs.joint) {
+        if let Some(wanted) = states::bucket_counts_wanted(needs.metrics, needs.joint != JointNeed::Nothing) {
             let of_selected = match selected.is_empty() {
                 true => String::new(),
                 false => format!(" AND dims_key IN (SELECT dims_key FROM {}.rollup_states WHERE {range}{selected})", db.db),
             };
-            let query = format!("SELECT {bucket} AS b, dims_key, joint, key, sum(n) FROM {}.sketch_buckets WHERE {range}{of_selected} AND ({wanted}) GROUP BY b, dims_key, joint, key", db.db);
+            let query = format!(
+                "SELECT {bucket} AS b, dims_key, joint, {} AS k, sum(n) FROM {}.sketch_buckets WHERE {range}{of_selected} AND ({wanted}) GROUP BY b, dims_key, joint, k",
+                states::key_read(needs.joint),
+                db.db
+            );
             db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
                 let key = (r.i64()?, r.u64()?);
                 let (joint, bucket_key, n) = (r.u8()? == 1, r.i64()?, r.u64()?);

@@ -15,7 +15,7 @@ pub mod clickhouse;
 pub mod sqlite;
 
 use crate::dims::{Dim, Metric};
-use crate::rollup::{Grain, Rollup, RollupKey, Row};
+use crate::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use crate::validate::Batch;
 use std::fmt;
 
@@ -57,7 +57,7 @@ impl<'a> Selection<'a> {
 
 /// What a caller of [`Store::rollups`] reads from the rollups, so that a store may leave the rest
 /// out (ClickHouse then reads a fraction of its bucket counts; SQLite reads whole rollups anyway).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Needs {
     /// One rollup per bucket (a time series). Without it the caller merges all the buckets of the
     /// range, and the store may visit one rollup per dimensions instead, merged over the range and
@@ -66,13 +66,36 @@ pub struct Needs {
     /// The metrics whose distributions the caller reads, by [`Metric::index`]; the others' may be
     /// empty.
     pub metrics: [bool; 5],
-    /// The joint (TTFT, TPOT) counts (goodput); without it `joint` may be empty.
-    pub joint: bool,
+    /// The joint (TTFT, TPOT) counts, which goodput reads.
+    pub joint: JointNeed,
+}
+
+/// The joint (TTFT, TPOT) counts a caller of [`Store::rollups`] reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JointNeed {
+    /// None: `joint` may be empty.
+    Nothing,
+    /// Only the streams meeting this SLO ([`Rollup::good`]): `joint` may be reduced to them and
+    /// the others ([`Slo::reduce`]).
+    GoodFor(Slo),
+    /// Every count.
+    All,
+}
+
+impl JointNeed {
+    /// What goodput for `slo` reads: nothing when `slo` is empty.
+    pub fn goodput(slo: &Slo) -> JointNeed {
+        if slo.is_empty() {
+            JointNeed::Nothing
+        } else {
+            JointNeed::GoodFor(*slo)
+        }
+    }
 }
 
 impl Needs {
     /// Every figure of every bucket's rollup.
-    pub const ALL: Needs = Needs { per_bucket: true, metrics: [true; 5], joint: true };
+    pub const ALL: Needs = Needs { per_bucket: true, metrics: [true; 5], joint: JointNeed::All };
 }
 
 /// The result of [`Store::busiest_groups`]: at most `limit` group keys, the busiest first, and how

@@ -129,13 +129,16 @@ pub fn schema(db: &str) -> Vec<String> {
         ),
         // The rollups ([`states`]): aggregate states and bucket counts that ClickHouse merges by key
         // in the background and in reads; the views below add every record to them as it is
-        // inserted. The key sorts null apart from '' (isNull). `dims_key` follows the dimensions, so
-        // it ends the key splitting nothing (current releases refuse it outside the key).
+        // inserted. Sorted by grain and bucket first: every read selects those (a time window), few
+        // filter by dimension. Small index granules: a part holds a day's minutes, hours and day, and
+        // a read of the days must skip the rest (8,192-row granules read them all). The key sorts null apart from '' (isNull). `dims_key` follows the
+        // dimensions, so it ends the key splitting nothing (current releases refuse it outside).
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.rollup_states (grain String, bucket Int64, {}, dims_key UInt64, {}) \
              ENGINE = AggregatingMergeTree() PARTITION BY intDiv(bucket, 86400000) \
-             ORDER BY (ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), grain, bucket, \
-             ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection), dims_key)",
+             ORDER BY (grain, bucket, ifNull(model, ''), isNull(model), ifNull(scenario, ''), isNull(scenario), \
+             ifNull(variant, ''), isNull(variant), ifNull(app_version, ''), isNull(app_version), ifNull(connection, ''), isNull(connection), dims_key) \
+             SETTINGS index_granularity = 256",
             Dim::ALL.map(|d| format!("{} Nullable(String)", d.column())).join(", "),
             states::state_columns()
         ),

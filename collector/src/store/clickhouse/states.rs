@@ -24,8 +24,8 @@
 
 use super::rowbinary::{ReadError, Reader};
 use crate::dims::{Dim, Metric};
-use crate::rollup::{sketch_key, Distribution, Grain, Rollup, Row, ZERO_KEY};
-use crate::store::StoreError;
+use crate::rollup::{key_bound, sketch_key, Distribution, Grain, Rollup, Row, Slo, NULL_KEY, ZERO_KEY};
+use crate::store::{JointNeed, StoreError};
 use llm_ux_meter::metrics::sketch::{Sketch, MAX_BUCKETS};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -117,6 +117,23 @@ pub fn bucket_counts_wanted(metrics: [bool; 5], joint: bool) -> Option<String> {
     (!wanted.is_empty()).then(|| wanted.join(" OR "))
 }
 
+/// The key a read of `sketch_buckets` groups its rows by: `key`, or for `GoodFor` reads, each joint
+/// key reduced as [`Slo::reduce`] does (ClickHouse then returns two joint rows per rollup, not a
+/// row per TTFT and TPOT bucket pair).
+pub fn key_read(joint: JointNeed) -> String {
+    let JointNeed::GoodFor(slo) = joint else { return "key".to_owned() };
+    let meets = |part: &str, max: Option<f64>| match max {
+        None => "1".to_owned(),
+        Some(max) => format!("({part} > {NULL_KEY} AND {part} <= {})", key_bound(max)),
+    };
+    let (met, missed) = (pack(Slo::MET.0, Slo::MET.1), pack(Slo::MISSED.0, Slo::MISSED.1));
+    format!(
+        "if(joint = 1, if({} AND {}, {met}, {missed}), key)",
+        meets("bitShiftRight(key, 32)", slo.ttft_ms),
+        meets("toInt32(bitAnd(key, 4294967295))", slo.tpot_ms)
+    )
+}
+
 /// A record's sketch keys: `metric index << 32 | key` per metric it has (the key of a value the
 /// sketch counts as zero is [`ZERO_KEY`]).
 pub fn sketch_keys(row: &Row) -> Vec<i64> {
@@ -170,6 +187,12 @@ impl Parts {
     /// Adds a row of `sketch_buckets`. O(log keys).
     pub fn add_bucket_count(&mut self, joint: bool, key: i64, n: u64) {
         *(if joint { &mut self.joint } else { &mut self.sketches }).entry(key).or_default() += n;
+    }
+
+    /// Reduces the joint counts as [`Slo::reduce`] does (as [`key_read`] reads them). O(entries).
+    pub fn reduce_joint(&mut self, slo: &Slo) {
+        let joint: Vec<((i32, i32), u64)> = self.joint.iter().map(|(&key, &n)| (unpack(key), n)).collect();
+        self.joint = slo.reduce(&joint).into_iter().map(|((ttft, tpot), n)| (pack(ttft, tpot), n)).collect();
     }
 
     /// Takes away `other`'s streams (a subset of these: the duplicate copies among them). Minima
