@@ -8,9 +8,10 @@
 //!   SQLite allows NULL) plus `ts` (seconds), `copy` (which copy: see below) and the record's
 //!   DDSketch bucket keys; `MergeTree`, one partition per day of `started_at`, sorted by (model,
 //!   scenario, time).
-//! - `rollup_states`: the rollups at every grain as aggregate states ([`states`]), filled by a
-//!   materialized view as records are inserted; `AggregatingMergeTree`, so ClickHouse merges them
-//!   itself. No collector reads, merges or rewrites a rollup: nothing to serialize between writers.
+//! - `rollup_states` and `sketch_buckets`: the rollups at every grain ([`states`]), as aggregate
+//!   states (`AggregatingMergeTree`) and as DDSketch bucket counts (`SummingMergeTree`), filled by
+//!   materialized views as records are inserted, merged by ClickHouse itself. No collector reads,
+//!   merges or rewrites a rollup: nothing to serialize between writers.
 //! - `copies`: every copy's id and figures, sorted by id (a view of `records`): where copies of one
 //!   record inserted by different collectors meet.
 //! - `duplicates`: the copies that repeat an earlier one; every read takes them out.
@@ -49,8 +50,8 @@
 //! queue.
 //!
 //! # Why this design (measured on ClickHouse 18.16, 2 cores, 2026-12-03)
-//! - Aggregation in the database, as states it merges itself, is what lets writers share nothing.
-//!   Quantiles stay the meter's DDSketch (1% relative error, exact merges) as `sumMap` bucket
+//! - Aggregation in the database, as states and sums it merges itself, is what lets writers share
+//!   nothing. Quantiles stay the meter's DDSketch (1% relative error, exact merges) as bucket
 //!   counts; ClickHouse's own `quantileTDigest`/`quantileTiming` give no relative bound, and
 //!   `quantileExact` needs every value at read time.
 //! - Deduplication: a `ReplacingMergeTree` of records would still feed every copy to the views,
@@ -59,23 +60,26 @@
 //! - One lookup per insert, after it: looking 10,000 ids up among 10 million took 0.13 to 0.58 s
 //!   (a full scan of the ids, 0.26 s), so a second lookup before the insert (to skip repeats)
 //!   would double the cost for what only retries need.
-//! - One view for the three grains (`ARRAY JOIN`): one part per insert in `rollup_states`, not
+//! - One view per table for the three grains (`ARRAY JOIN`): one part per insert in each, not
 //!   three. An insert of 240 records took 20 to 35 ms with the views, 11 to 17 ms without.
-//!
-//! The cost, still to lower: ClickHouse 18.16 merges `sumMap` states slowly. A 30-day summary over
-//! 1 million records (the bench's data set, 15,657 day rows in 4,203 keys before background merges
-//! finished) took 2.0 s, of which merging `sketches` 0.99 s and `joint` 0.43 s; the collector-kept
-//! rollups of the single-writer design answered it in 175 ms. Keeping the bucket counts as rows of
-//! a `SummingMergeTree` (plain columns, summed in vectorized code) is the next step.
+//! - Rollups as plain states and summed rows, read for what the caller uses ([`Needs`]): a 30-day
+//!   summary over 1 million records (the bench's data set, 15,657 day rows in 4,203 keys before
+//!   background merges finished) took 2.0 s with `sumMap`/`sumForEach` states in one table (1.4 s
+//!   merging the bucket maps), 0.63 to 0.74 s now: 0.19 to 0.25 s summing its 2.4 million day
+//!   bucket-count rows, 0.17 s merging the states, 0.08 s ranking the groups. The collector-kept
+//!   rollups of the single-writer design answered it in 175 ms.
 //!
 //! # Reads
-//! `rollups` merges the states of each key in the bucket range and subtracts the duplicate copies
-//! of that range; `rows` and `values` read the records of definition version 1 in the window that
-//! are not duplicate copies; `busiest_groups` sums the stream counts of the window's rollups (and
-//! counts its partial minutes' records) per group in ClickHouse, less the duplicates, and counts
-//! the groups with a second query only when there are more than asked for. Partitions outside the
-//! window are skipped (by `bucket`, by `ts`). Every answer travels as RowBinary ([`rowbinary`]) and
-//! is read as it arrives, a row at a time.
+//! `rollups` merges the states of each key in the bucket range, adds the bucket counts the caller
+//! needs (of the selected keys: `dims_key IN` those of the states read) and subtracts the duplicate
+//! copies of that range; it holds the range's rollups in memory until their counts, which come in
+//! no order, are in (O(rollups read + bucket counts read)), then visits them in bucket order. `rows`
+//! and `values` read the records of definition version 1 in the window that are not duplicate
+//! copies; `busiest_groups` sums the stream counts of the window's rollups (and counts its partial
+//! minutes' records) per group in ClickHouse, less the duplicates, and counts the groups with a
+//! second query only when there are more than asked for. Partitions outside the window are skipped
+//! (by `bucket`, by `ts`). Every answer travels as RowBinary ([`rowbinary`]) and is read as it
+//! arrives, a row at a time.
 
 mod client;
 mod rowbinary;
