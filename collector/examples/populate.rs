@@ -17,10 +17,13 @@
 //! `/v1/beacons`), `--group N` envelopes per `insert_batch` (default 1), timing JSON parsing,
 //! validation and the store apart: the ingest's stages without HTTP.
 //!
+//! Then it runs the store's upkeep (`Store::upkeep`), leaving the store as a running collector would.
+//!
 //! Progress goes to stderr; at the end one JSON line goes to stdout: `{ "records", "accepted",
-//! "seconds", "from", "to", "batches", "storeSeconds", "parseSeconds", "validateSeconds" }` (`from`,
-//! `to`: the generated span in epoch ms; `storeSeconds`: the time in `insert_batch`; the parse and
-//! validate times only with `--envelopes`).
+//! "seconds", "from", "to", "batches", "storeSeconds", "parseSeconds", "validateSeconds",
+//! "upkeepSeconds" }` (`from`, `to`: the generated span in epoch ms; `seconds`: the whole run
+//! before the upkeep; `storeSeconds`: the time in `insert_batch`; the parse and validate times only
+//! with `--envelopes`).
 
 use clap::Parser;
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
@@ -92,11 +95,16 @@ fn main() {
             next_report = Instant::now() + Duration::from_secs(10);
         }
     }
+    let seconds = started.elapsed().as_secs_f64();
+    // As a running collector leaves its store (ClickHouse: each closed day's rollups merged).
+    let t = Instant::now();
+    store.upkeep().unwrap_or_else(|e| fail(&format!("the store's upkeep failed: {e}")));
     println!(
         "{}",
         json!({
-            "records": stored, "accepted": accepted, "seconds": started.elapsed().as_secs_f64(), "from": from, "to": args.end,
+            "records": stored, "accepted": accepted, "seconds": seconds, "from": from, "to": args.end,
             "batches": timing.batches, "storeSeconds": timing.store, "parseSeconds": timing.parse, "validateSeconds": timing.validate,
+            "upkeepSeconds": t.elapsed().as_secs_f64(),
         })
     );
 }

@@ -325,6 +325,41 @@ fn count(db: &str, table: &str) -> u64 {
     backend::clickhouse(&format!("SELECT count() FROM {table}"), Some(db)).trim().parse().unwrap()
 }
 
+/// The most active parts any partition of `table` holds.
+fn most_parts_a_day(db: &str, table: &str) -> u64 {
+    backend::clickhouse(&format!("SELECT max(c) FROM (SELECT count() AS c FROM system.parts WHERE database = '{db}' AND table = '{table}' AND active GROUP BY partition)"), None)
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn upkeep_merges_each_closed_day_into_one_part_and_changes_no_answer() {
+    let Some((url, db)) = fresh_database("upkeep_merges_each_closed_day_into_one_part_and_changes_no_answer") else { return };
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let ch = ClickHouseStore::open(&url, &db).unwrap();
+    // No background merge until asked: each insert leaves its own parts (the dataset's days are
+    // closed ones, 2 to 3 weeks back).
+    let tables = ["rollup_states", "sketch_buckets"];
+    for table in tables {
+        backend::clickhouse(&format!("SYSTEM STOP MERGES {db}.{table}"), None);
+    }
+    for batch in batches() {
+        insert_both(&ch, &sqlite, &batch);
+    }
+    for table in tables {
+        assert!(most_parts_a_day(&db, table) > 2, "{table}: several parts a day before");
+        backend::clickhouse(&format!("SYSTEM START MERGES {db}.{table}"), None);
+    }
+    ch.upkeep().unwrap();
+    for table in tables {
+        assert_eq!(most_parts_a_day(&db, table), 1, "{table}: one part a day after");
+    }
+    assert_same_answers(&ch, &sqlite);
+    ch.upkeep().unwrap();
+}
+
 #[test]
 fn two_stores_given_the_same_batches_at_once_count_each_record_once() {
     let Some((url, db)) = fresh_database("two_stores_given_the_same_batches_at_once_count_each_record_once") else { return };

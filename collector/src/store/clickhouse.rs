@@ -85,6 +85,7 @@ mod client;
 mod rowbinary;
 mod sql;
 mod states;
+mod upkeep;
 mod write;
 
 use super::{Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
@@ -99,8 +100,10 @@ use states::Parts;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::sync::Arc;
+use upkeep::Upkeep;
 use write::Writer;
 
+pub use upkeep::UPKEEP_MS;
 pub use write::{FLUSH_MS, FLUSH_RECORDS, QUEUE_BATCHES, SWEEP_MS};
 
 /// The columns a [`Row`] is read from, in [`row_of`]'s order.
@@ -109,6 +112,7 @@ const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, co
 pub struct ClickHouseStore {
     database: Arc<Database>,
     writer: Writer,
+    _upkeep: Upkeep,
 }
 
 /// The connection to one database: what the reads and the writer thread share.
@@ -151,7 +155,7 @@ fn float(v: f64) -> String {
 impl ClickHouseStore {
     /// Connects to the ClickHouse at `url` (`http://host:port`, see [`client`]), creates `database`,
     /// its tables and views when missing, marks the duplicate copies a collector killed mid-write
-    /// may have left (the last [`SWEEP_MS`]), and starts the writer thread. Fails when ClickHouse
+    /// may have left (the last [`SWEEP_MS`]), and starts the writer and upkeep threads. Fails when ClickHouse
     /// does not answer, refuses the schema, the name is not a plain identifier, or the database was
     /// made by a collector before rollups moved into ClickHouse (docs/deploy.md, upgrading).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
@@ -176,7 +180,7 @@ impl ClickHouseStore {
         db.insert_settings = INSERT_SETTINGS.into_iter().filter(|(name, _)| known.iter().any(|k| k == name)).collect();
         let database = Arc::new(db);
         write::sweep(&database)?;
-        Ok(ClickHouseStore { writer: Writer::start(Arc::clone(&database)), database })
+        Ok(ClickHouseStore { writer: Writer::start(Arc::clone(&database)), _upkeep: Upkeep::start(Arc::clone(&database)), database })
     }
 }
 
@@ -389,6 +393,11 @@ impl Store for ClickHouseStore {
 
     fn ping(&self) -> Result<(), StoreError> {
         self.database.query("SELECT 1").map(drop)
+    }
+
+    /// Merges the closed days' rollups ([`upkeep`]), as the store's upkeep thread does hourly.
+    fn upkeep(&self) -> Result<(), StoreError> {
+        upkeep::merge_closed_days(&self.database, write::now_ms())
     }
 
     /// [`QUEUE_BATCHES`]: every batch that can wait for the writer, so an insert can gather them.

@@ -152,6 +152,12 @@ pub trait Store: Send + Sync + 'static {
     /// Whether the store answers (for `/health`), without waiting behind queries.
     fn ping(&self) -> Result<(), StoreError>;
 
+    /// Brings the store to the state its own background upkeep keeps it in (ClickHouse: each
+    /// closed day's rollups merged), for tools that fill a store and then time its reads.
+    fn upkeep(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// How many [`Store::insert_batch`] calls the HTTP layer lets run at once (each holds a blocking
     /// thread while it waits). Past one, SQLite serializes them; ClickHouse gathers them into one
     /// insert, so it wants many.

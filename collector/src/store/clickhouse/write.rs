@@ -168,7 +168,7 @@ pub(super) fn sweep(database: &Database) -> Result<(), StoreError> {
     mark(database, &format!("SELECT id FROM {}.copies WHERE copy >= {}", database.db, since << 20)).map(drop)
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
