@@ -277,18 +277,23 @@ impl Store for ClickHouseStore {
             false => (format!("toInt64({from})"), format!("toInt64({from})")),
         };
         // The duplicate copies of the range, merged per key like the rollups: few, held in memory.
+        // Most ranges have none: a count (1 ms) then spares the query of their rollups (7 ms).
         let mut duplicates: HashMap<(i64, Dims), Parts> = HashMap::new();
-        let query = format!("SELECT {copy_bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", plain = states::plain(), copies = db.duplicates(grain, from, to, &selected));
-        db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
-            let bucket = r.i64()?;
-            let dims = read_dims(r)?;
-            let mut parts = Parts::read(r)?;
-            if let JointNeed::GoodFor(slo) = needs.joint {
-                parts.reduce_joint(&slo);
-            }
-            duplicates.insert((bucket, dims), parts);
-            Ok(())
-        })?;
+        let copies = db.duplicates(grain, from, to, &selected);
+        let counted = db.analytics_query(&format!("SELECT count() FROM {copies} FORMAT RowBinary"))?;
+        if Reader::new(&counted[..]).u64()? > 0 {
+            let query = format!("SELECT {copy_bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", plain = states::plain());
+            db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
+                let bucket = r.i64()?;
+                let dims = read_dims(r)?;
+                let mut parts = Parts::read(r)?;
+                if let JointNeed::GoodFor(slo) = needs.joint {
+                    parts.reduce_joint(&slo);
+                }
+                duplicates.insert((bucket, dims), parts);
+                Ok(())
+            })?;
+        }
         // The states per key, held until the bucket counts (which come in no order) are added.
         let range = format!("grain = {} AND bucket >= {from} AND bucket < {to}", sql::quote(grain.code()));
         let mut rollups: HashMap<(i64, u64), (Dims, Parts)> = HashMap::new();
