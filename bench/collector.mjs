@@ -310,7 +310,7 @@ function ingestWhy({ backend, runs, rate, alone, doubled, why }) {
   const searching = inclusive(s, /^find_inode_bit$/);
   return [
     'Each collector\'s writer gathers the batches of up to 200 ms into one insert into `records` (whose materialized views fill ' +
-    '`rollup_states` and `copies`) and one lookup of the ids in `copies`, whatever the group\'s size; a single `insert_batch` ' +
+    '`copies`, `rollup_states` and `sketch_buckets`) and one lookup of the ids in `copies`, whatever the group\'s size; a single `insert_batch` ' +
     `(no other batch to gather) waits out the 200 ms: one envelope per write took ${fmt(one.batchMs, 0)} ms without HTTP ` +
     `(${fmt(one.storeRecordsPerSecond)} records/s), ${grouped.group} envelopes per write ${fmt(grouped.batchMs, 0)} ms ` +
     `(${fmt(grouped.storeRecordsPerSecond)} records/s). Under load the ClickHouse server is the busy process (${fmt(mid.serverCores, 2)} cores; ` +
