@@ -62,12 +62,12 @@
 //!   would double the cost for what only retries need.
 //! - One view per table for the three grains (`ARRAY JOIN`): one part per insert in each, not
 //!   three. An insert of 240 records took 20 to 35 ms with the views, 11 to 17 ms without.
-//! - Rollups as plain states and summed rows, read for what the caller uses ([`Needs`]): a 30-day
-//!   summary over 1 million records (the bench's data set, 15,657 day rows in 4,203 keys before
-//!   background merges finished) took 2.0 s with `sumMap`/`sumForEach` states in one table (1.4 s
-//!   merging the bucket maps), 0.63 to 0.74 s now: 0.19 to 0.25 s summing its 2.4 million day
-//!   bucket-count rows, 0.17 s merging the states, 0.08 s ranking the groups. The collector-kept
-//!   rollups of the single-writer design answered it in 175 ms.
+//! - Rollups as plain states and summed rows, read for what the caller uses ([`Needs`]), each
+//!   closed day merged into one part ([`upkeep`]): a 30-day summary over 1 million records (the
+//!   bench's data set) took 2.0 s with `sumMap`/`sumForEach` states in one table (1.4 s merging
+//!   the bucket maps), 0.37 to 0.49 s now, 0.70 s over 10 million (BENCHMARKS.md), most of it
+//!   summing the day rollups' bucket counts. The collector-kept rollups of the single-writer
+//!   design answered it in 175 and 578 ms; docs/deploy.md (queries) has the steps and what to try next.
 //!
 //! # Reads
 //! `rollups` merges the states of each key in the bucket range, adds the bucket counts the caller
