@@ -60,7 +60,10 @@ async function measure(page, format, offsets, streamsSoFar) {
   assert.equal(report.status, 'ok', format);
   if (format !== 'text') assert.equal(report.outputEvents, SCHEDULE.tokens, `${format}: output events`);
   assert.equal(report.renderSource, 'frame');
-  assert.ok(report.stalls.count >= 1 && report.stalls.longestMs >= 690, `${format}: the 700 ms stall is seen: ${JSON.stringify([report.stalls, report.gaps, report.ttftMs, report.durationMs, report.outputEvents])}`);
+  // Stalls are render gaps, painted a frame at a time: the gap across the 700 ms stall may come out
+  // a frame (16.7 ms) and the server's jitter short (a run saw 689.9 ms); without the stall it is ~20.
+  const stallFloor = SCHEDULE.stallMs - SCHEDULE.jitterMs - 1000 / 60;
+  assert.ok(report.stalls.count >= 1 && report.stalls.longestMs >= stallFloor, `${format}: the 700 ms stall is seen: ${JSON.stringify([report.stalls, report.gaps, report.ttftMs, report.durationMs, report.outputEvents])}`);
   // The server cannot send the first token before its planned time: the page's first read after it
   // is when the app got it, and the first paint after that is when the user saw it.
   const pageFirstToken = result.arrivals.find((t) => t >= offsets[0] - 1);
