@@ -191,11 +191,6 @@ impl Database {
         self.client.post(&QUERY_SETTINGS, sql.as_bytes())
     }
 
-    /// [`Database::query`] for the analytics ([`ANALYTICS_SETTINGS`]).
-    fn analytics_query(&self, sql: &str) -> Result<Vec<u8>, StoreError> {
-        self.client.post(&ANALYTICS_SETTINGS, sql.as_bytes())
-    }
-
     /// Runs an `INSERT ... SELECT` (sent as the body: it may be long) with the insert settings.
     fn insert_select(&self, sql: &str) -> Result<(), StoreError> {
         let mut params = self.insert_settings.clone();
@@ -219,6 +214,12 @@ impl Database {
             }
             Ok(())
         })
+    }
+
+    /// `SELECT count() FROM {from}`, for the analytics ([`ANALYTICS_SETTINGS`]).
+    fn count(&self, from: &str) -> Result<u64, StoreError> {
+        let answer = self.client.post(&ANALYTICS_SETTINGS, format!("SELECT count() FROM {from} FORMAT RowBinary").as_bytes())?;
+        Ok(Reader::new(&answer[..]).u64()?)
     }
 
     /// The one `String` column of `sql`'s rows.
@@ -245,8 +246,7 @@ impl Database {
     /// duplicate in the window (the usual case).
     fn window(&self, from: i64, to: i64, selected: &str) -> Result<String, StoreError> {
         let (db, range) = (&self.db, format!("started_at >= {} AND started_at < {}{}", float(from as f64), float(to as f64), sql::ts_range(from as f64, to as f64)));
-        let answer = self.analytics_query(&format!("SELECT count() FROM {db}.duplicates WHERE {range} FORMAT RowBinary"))?;
-        let copies = match Reader::new(&answer[..]).u64()? {
+        let copies = match self.count(&format!("{db}.duplicates WHERE {range}"))? {
             0 => String::new(),
             _ => format!(" AND (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates WHERE {range})"),
         };
@@ -280,8 +280,7 @@ impl Store for ClickHouseStore {
         // Most ranges have none: a count (1 ms) then spares the query of their rollups (7 ms).
         let mut duplicates: HashMap<(i64, Dims), Parts> = HashMap::new();
         let copies = db.duplicates(grain, from, to, &selected);
-        let counted = db.analytics_query(&format!("SELECT count() FROM {copies} FORMAT RowBinary"))?;
-        if Reader::new(&counted[..]).u64()? > 0 {
+        if db.count(&copies)? > 0 {
             let query = format!("SELECT {copy_bucket} AS b, {dims}, {plain} FROM {copies} GROUP BY b, {dims}", plain = states::plain());
             db.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
                 let bucket = r.i64()?;
@@ -392,8 +391,7 @@ impl Store for ClickHouseStore {
             return Ok(Busiest { total: keys.len() as u64, keys });
         }
         keys.truncate(limit);
-        let answer = db.analytics_query(&format!("SELECT count() FROM (SELECT 1 {groups}) FORMAT RowBinary"))?;
-        Ok(Busiest { keys, total: Reader::new(&answer[..]).u64()? })
+        Ok(Busiest { keys, total: db.count(&format!("(SELECT 1 {groups})"))? })
     }
 
     fn ping(&self) -> Result<(), StoreError> {

@@ -156,10 +156,10 @@ fn unpack(key: i64) -> (i32, i32) {
 /// A rollup as read back: subtractable (the duplicate copies), then made a [`Rollup`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Parts {
-    counts: Vec<u64>,
-    sums: Vec<f64>,
-    mins: Vec<f64>,
-    maxs: Vec<f64>,
+    counts: [u64; COUNTS.len()],
+    sums: [f64; Metric::ALL.len()],
+    mins: [f64; Metric::ALL.len()],
+    maxs: [f64; Metric::ALL.len()],
     sketches: BTreeMap<i64, u64>,
     joint: BTreeMap<i64, u64>,
 }
@@ -167,11 +167,12 @@ pub struct Parts {
 impl Parts {
     /// Reads the columns of [`merged`], without bucket counts (see [`Parts::add_bucket_count`]).
     pub fn read_states<R: BufRead>(r: &mut Reader<R>) -> Result<Parts, ReadError> {
-        let mut parts = Parts { counts: (0..COUNTS.len()).map(|_| r.u64()).collect::<Result<_, _>>()?, ..Parts::default() };
-        for _ in Metric::ALL {
-            parts.sums.push(r.f64()?);
-            parts.mins.push(r.f64()?);
-            parts.maxs.push(r.f64()?);
+        let mut parts = Parts::default();
+        for count in &mut parts.counts {
+            *count = r.u64()?;
+        }
+        for i in 0..Metric::ALL.len() {
+            (parts.sums[i], parts.mins[i], parts.maxs[i]) = (r.f64()?, r.f64()?, r.f64()?);
         }
         Ok(parts)
     }
@@ -215,14 +216,11 @@ impl Parts {
     }
 
     /// The rollup these parts hold, with the distributions of the metrics `metrics` marks (by
-    /// [`Metric::index`]) and the others empty. Fails when ClickHouse answered arrays of the wrong
-    /// length.
+    /// [`Metric::index`]) and the others empty. Fails when a bucket key names no metric or a
+    /// sketch's counts and extremes disagree (a damaged answer).
     pub fn into_rollup(self, metrics: [bool; 5]) -> Result<Rollup, StoreError> {
         let malformed = || StoreError("clickhouse: a rollup's states have the wrong shape".into());
-        let [count, output_tokens, stall_known, stalled, b1, b2, b3] = self.counts[..] else { return Err(malformed()) };
-        if [&self.sums, &self.mins, &self.maxs].iter().any(|v| v.len() != Metric::ALL.len()) {
-            return Err(malformed());
-        }
+        let [count, output_tokens, stall_known, stalled, b1, b2, b3] = self.counts;
         let mut buckets: Vec<Vec<(i32, u64)>> = vec![Vec::new(); Metric::ALL.len()];
         let mut zeros = vec![0u64; Metric::ALL.len()];
         for (key, n) in self.sketches {
