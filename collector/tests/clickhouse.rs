@@ -251,8 +251,7 @@ fn assert_group_reads_see_the_data(store: &dyn Store) {
 #[test]
 fn answers_as_the_sqlite_store_does() {
     let Some((url, db)) = fresh_database("answers_as_the_sqlite_store_does") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     let ch = ClickHouseStore::open(&url, &db).unwrap();
     for batch in batches() {
         insert_both(&ch, &sqlite, &batch);
@@ -325,6 +324,14 @@ fn count(db: &str, table: &str) -> u64 {
     backend::clickhouse(&format!("SELECT count() FROM {table}"), Some(db)).trim().parse().unwrap()
 }
 
+/// A SQLite store to check ClickHouse's answers against, in a directory removed when the first
+/// value is dropped.
+fn reference() -> (TempDir, SqliteStore) {
+    let dir = TempDir::new("ch-reference");
+    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    (dir, sqlite)
+}
+
 /// The most active parts any partition of `table` holds.
 fn most_parts_a_day(db: &str, table: &str) -> u64 {
     backend::clickhouse(&format!("SELECT max(c) FROM (SELECT count() AS c FROM system.parts WHERE database = '{db}' AND table = '{table}' AND active GROUP BY partition)"), None)
@@ -336,8 +343,7 @@ fn most_parts_a_day(db: &str, table: &str) -> u64 {
 #[test]
 fn upkeep_merges_each_closed_day_into_one_part_and_changes_no_answer() {
     let Some((url, db)) = fresh_database("upkeep_merges_each_closed_day_into_one_part_and_changes_no_answer") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     let ch = ClickHouseStore::open(&url, &db).unwrap();
     // No background merge until asked: each insert leaves its own parts (the dataset's days are
     // closed ones, 2 to 3 weeks back).
@@ -363,8 +369,7 @@ fn upkeep_merges_each_closed_day_into_one_part_and_changes_no_answer() {
 #[test]
 fn two_stores_given_the_same_batches_at_once_count_each_record_once() {
     let Some((url, db)) = fresh_database("two_stores_given_the_same_batches_at_once_count_each_record_once") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     let (a, b) = (ClickHouseStore::open(&url, &db).unwrap(), ClickHouseStore::open(&url, &db).unwrap());
     let batches = batches();
     // Every batch reaches both collectors at the same moment (a load balancer's retry of a slow one).
@@ -397,8 +402,7 @@ fn two_stores_given_the_same_batches_at_once_count_each_record_once() {
 #[test]
 fn copies_left_unmarked_are_marked_by_the_retry_or_the_next_start() {
     let Some((url, db)) = fresh_database("copies_left_unmarked_are_marked_by_the_retry_or_the_next_start") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     let (a, b) = (ClickHouseStore::open(&url, &db).unwrap(), ClickHouseStore::open(&url, &db).unwrap());
     let batches = &batches()[..3];
     for batch in batches {
@@ -430,8 +434,7 @@ fn copies_left_unmarked_are_marked_by_the_retry_or_the_next_start() {
 #[test]
 fn a_failed_insert_stores_nothing_and_says_so() {
     let Some((url, db)) = fresh_database("a_failed_insert_stores_nothing_and_says_so") else { return };
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     let ch = ClickHouseStore::open(&url, &db).unwrap();
     let batches = batches();
     backend::clickhouse("ALTER TABLE records ADD COLUMN refuse UInt8 MATERIALIZED throwIf(length(id) > 0)", Some(&db));
@@ -483,8 +486,7 @@ fn concurrent_batches_store_each_record_once() {
     assert_eq!(answers.iter().map(|a| a.accepted + a.duplicates).sum::<usize>(), 800);
     let inserts = backend::clickhouse("SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'records'", Some(&db));
     eprintln!("80 batches from 8 senders took {} parts of records", inserts.trim());
-    let dir = TempDir::new("ch-reference");
-    let sqlite = SqliteStore::open(&dir.0.join("reference.db")).unwrap();
+    let (_dir, sqlite) = reference();
     sqlite.insert_batch(&validate::envelope(&envelope((0..distinct).map(record_of).collect()), now_ms()).unwrap(), 0).unwrap();
     assert_same_answers(&ch, &sqlite);
 }
