@@ -161,10 +161,20 @@ impl Slo {
     /// [`Slo::MET`], the others under [`Slo::MISSED`]. [`Rollup::good`] counts the same for this SLO
     /// (and stores may read joint counts so reduced). O(entries).
     pub fn reduce(&self, joint: &[((i32, i32), u64)]) -> Vec<((i32, i32), u64)> {
-        let single = Rollup { joint: joint.to_vec(), ..Rollup::default() };
-        let met = single.good(self);
+        let met = self.met_in(joint);
         let missed = joint.iter().map(|&(_, n)| n).sum::<u64>() - met;
         [(Slo::MISSED, missed), (Slo::MET, met)].into_iter().filter(|&(_, n)| n > 0).collect()
+    }
+
+    /// The streams of `joint` counts meeting every threshold (a null value meets none). O(entries).
+    pub fn met_in(&self, joint: &[((i32, i32), u64)]) -> u64 {
+        let meets = |key: i32, max: Option<f64>| match (key, max) {
+            (_, None) => true,
+            (NULL_KEY, Some(_)) => false,
+            (ZERO_KEY, Some(_)) => true,
+            (key, Some(max)) => bucket_value(key) <= max,
+        };
+        joint.iter().filter(|&&((ttft, tpot), _)| meets(ttft, self.ttft_ms) && meets(tpot, self.tpot_ms)).map(|&(_, n)| n).sum()
     }
 
     /// The joint key of [`Slo::reduce`]'s streams that meet any SLO (both values counted as zero).
@@ -274,13 +284,7 @@ impl Rollup {
 
     /// Streams meeting every threshold of `slo` (a null value meets none). O(joint entries).
     pub fn good(&self, slo: &Slo) -> u64 {
-        let meets = |key: i32, max: Option<f64>| match (key, max) {
-            (_, None) => true,
-            (NULL_KEY, Some(_)) => false,
-            (ZERO_KEY, Some(_)) => true,
-            (key, Some(max)) => bucket_value(key) <= max,
-        };
-        self.joint.iter().filter(|&&((ttft, tpot), _)| meets(ttft, slo.ttft_ms) && meets(tpot, slo.tpot_ms)).map(|&(_, n)| n).sum()
+        slo.met_in(&self.joint)
     }
 
     /// Share of streams meeting `slo`; `None` when no SLO is given or there is no stream.
