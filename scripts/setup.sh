@@ -40,13 +40,18 @@ if ! target/pyenv/bin/python -c 'import chdb' >/dev/null 2>&1; then
   target/pyenv/bin/pip install --quiet --disable-pip-version-check chdb-core==26.9.0
 fi
 
-if [ "${1:-}" = "--browser" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null; then
+# The browser engines of the tests: Chromium (with ChromeDriver, for wasm-bindgen-test), Firefox ESR
+# (driven over WebDriver BiDi by puppeteer-core), and WebKitGTK's MiniBrowser with its WebKitWebDriver,
+# drawing on Xvfb (MiniBrowser has no headless mode). Debian's packages, never a downloaded browser.
+browser_commands="chromium chromedriver firefox-esr WebKitWebDriver Xvfb"
+browser_packages="chromium chromium-driver firefox-esr webkit2gtk-driver xvfb"
+if [ "${1:-}" = "--browser" ] && ! command -v $browser_commands >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
-    say "installing Debian's chromium and chromium-driver for the browser tests"
+    say "installing Debian's $browser_packages for the browser tests"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $browser_packages >/dev/null
   else
-    echo "setup: chromium and chromedriver are missing; run as root or: sudo apt-get install chromium chromium-driver" >&2
+    echo "setup: browsers are missing; run as root or: sudo apt-get install $browser_packages" >&2
     exit 1
   fi
 fi

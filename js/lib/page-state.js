@@ -4,10 +4,39 @@
 
 const listeners = new Set();
 let installed = false;
+let leaving = false;
+let watchers = 0;
+const onBeforeUnload = () => {
+  leaving = true;
+};
 
 /** Whether the page is hidden (or prerendering) now; always false outside a browser. */
 export function pageHidden() {
   return typeof document !== 'undefined' && (document.visibilityState === 'hidden' || document.prerendering === true);
+}
+
+/**
+ * Whether the page has begun to leave (`beforeunload` fired, while a stream was open). Firefox and WebKit
+ * fail a page's fetch bodies then, before `pagehide`; Chromium fires `pagehide` first.
+ */
+export function pageLeaving() {
+  return leaving;
+}
+
+/**
+ * Watches for the page beginning to leave while a stream is open; returns the release function. Only
+ * then: a `beforeunload` listener keeps a page out of Firefox's back/forward cache (a page with a fetch
+ * in flight is kept out anyway).
+ */
+export function watchLeaving() {
+  if (typeof addEventListener !== 'function') return () => {};
+  if (watchers++ === 0) addEventListener('beforeunload', onBeforeUnload, true);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--watchers === 0) removeEventListener('beforeunload', onBeforeUnload, true);
+  };
 }
 
 /**
@@ -22,7 +51,10 @@ export function onPageState(listener) {
     // pagehide, not unload: it fires on bfcache entry and tab close alike, and keeps bfcache working.
     addEventListener('pagehide', each('left'), true);
     document.addEventListener('freeze', each('frozen'), true);
-    addEventListener('pageshow', (event) => event.persisted && each('restored')(), true);
+    addEventListener('pageshow', (event) => {
+      leaving = false;
+      if (event.persisted) each('restored')();
+    }, true);
     addEventListener('online', each('online'));
   }
   listeners.add(listener);

@@ -5,7 +5,7 @@
 import * as wasm from '../wasm/llm_ux_meter.js';
 import { buildReport, formatCode } from './report.js';
 import { onNextPaint } from './next-paint.js';
-import { pageHidden } from './page-state.js';
+import { pageHidden, pageLeaving, watchLeaving } from './page-state.js';
 import { randomId } from './random-id.js';
 import { DATA_STREAM_HEADER, UI_STREAM_HEADER } from './stream-headers.js';
 
@@ -40,6 +40,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
   let ended = false;
   let paintPending = false;
   let lastActivity = start;
+  const releaseLeaving = watchLeaving();
 
   // Once per chunk: a function of its own, not a closure per call, and no slice object when the
   // chunk fits in one (most do).
@@ -53,6 +54,9 @@ export function openStream(meter, options = {}, render = 'explicit') {
   const finish = (ending, at = now()) => {
     if (ended) return report;
     ended = true;
+    releaseLeaving();
+    // A body cut off because the page is leaving is incomplete, not a network error.
+    if (ending === 'failed' && pageLeaving()) ending = 'left';
     active.delete(control);
     meter.changed();
     const numbers = health.guard(() => wasm.close(handle, at, ENDING[ending]), null);

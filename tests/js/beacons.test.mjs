@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { serveStatic } from '../../scripts/serve.mjs';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
 import { LENGTHS, MAX_AGE_MS, MAX_AHEAD_MS, RANGES, withinBounds } from '../../js/lib/beacons/record-bounds.js';
 

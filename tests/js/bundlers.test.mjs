@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { startScriptedServer } from '../../scripts/scripted-llm-server.mjs';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 import { ROOT, installApp, packTarball } from './packed-app.mjs';
 
 const FIXTURE = join(ROOT, 'tests/fixtures/replay/openai-timed.json');

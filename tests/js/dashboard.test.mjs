@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startCollector } from '../../scripts/collector.mjs';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 
 // Beacon strings are anyone's to choose: these would run script if the page ever parsed them as HTML.
 const HOSTILE_MODEL = '<img src=x onerror=alert(1)>';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemo } from '../../scripts/demo.mjs';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 
 const FRAME_MS = 1000 / 60;
 // One of each format, both variants (B: 4 tokens per write), each profile but the slow one, each scenario.

@@ -11,7 +11,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 import { installApp, packTarball } from './packed-app.mjs';
 
 // The route's schedule and text (tests/js/apps/next/app/api/chat/route.js): 30 deltas of one word each,

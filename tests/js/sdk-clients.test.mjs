@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'vite';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { startScriptedServer, planOffsets, resolveSchedule, answerTokens } from '../../scripts/scripted-llm-server.mjs';
-import { launchChromium } from './browser.mjs';
+import { launchChromium } from './browsers/chromium.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

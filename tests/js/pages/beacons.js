@@ -2,6 +2,7 @@
 // endpoint and produces streams on demand. The endpoint and options come from the query string
 // (?endpoint=...&options={...}) so that a reload or a new page view starts the same way.
 
+import './page-problems.js';
 import { createMeter } from '/dist/index.js';
 
 const params = new URLSearchParams(location.search);

@@ -2,6 +2,8 @@
 // fault-injection build with ?pkg=dist-fault), reads streams the ways apps do, and records its own
 // truth (arrival and paint times of what it rendered) for the test to compare with the meter's report.
 
+import './page-problems.js';
+
 const pkg = new URLSearchParams(location.search).get('pkg') ?? 'dist';
 const { createMeter } = await import(`/${pkg}/index.js`);
 const originalFetch = globalThis.fetch;
@@ -187,7 +189,7 @@ const BODY_USES = {
     const shape = {
       responseKeys: Object.keys(r), bodyKeys: Object.keys(r.body), readerKeys: Object.keys(reader), sameBody: r.body === r.body,
       classes: [r instanceof Response, r.body instanceof ReadableStream, reader instanceof ReadableStreamDefaultReader],
-      names: [r.text.name, r.body.getReader.name, r.body[Symbol.asyncIterator].name, reader.read.name, reader.cancel.name],
+      names: [r.text.name, r.body.getReader.name, r.body[Symbol.asyncIterator]?.name, reader.read.name, reader.cancel.name],
     };
     return { shape, ...(await digest(await drain(reader))) };
   },
@@ -199,6 +201,8 @@ window.harness = {
     const { install = true, persist = false, scenarioFromUrl = false, matchPathsContaining, ...meterOptions } = options;
     meter = await createMeter({
       ...meterOptions,
+      // RegExps cannot cross WebDriver's JSON: the tests send { regExp: source }.
+      ...(meterOptions.match && { match: meterOptions.match.map((m) => (m.regExp ? new RegExp(m.regExp) : m)) }),
       ...(matchPathsContaining && { match: (request) => request.url.includes(matchPathsContaining) }),
       ...(scenarioFromUrl && { dimensionsFor: (request) => ({ scenario: new URL(request.url).pathname, variant: 'B' }) }),
       onReport: (r) => {

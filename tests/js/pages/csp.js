@@ -1,4 +1,5 @@
 // Loaded under a CSP without 'wasm-unsafe-eval': the meter must come up disabled and the app unharmed.
+import './page-problems.js';
 import { createMeter } from '/dist/index.js';
 
 const reports = [];

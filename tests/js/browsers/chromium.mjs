@@ -1,5 +1,6 @@
-// Headless Chromium for the browser tests: Debian's /usr/bin/chromium driven by playwright-core,
-// never a downloaded browser, with the flags this machine needs and a fresh profile each launch.
+// Headless Chromium: Debian's /usr/bin/chromium driven by playwright-core, never a downloaded browser,
+// with the flags this machine needs and a fresh profile each launch. A Playwright page already is the
+// engine-neutral Page of ./index.mjs (same goto, evaluate, waitForFunction, reload and close).
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [

@@ -1,0 +1,45 @@
+// A client of classic W3C WebDriver (HTTP and JSON): just the commands the engine-neutral Page needs.
+// https://www.w3.org/TR/webdriver2/
+
+/** One session at `driverUrl`; `capabilities` go in `alwaysMatch`. */
+export async function newSession(driverUrl, capabilities) {
+  const { sessionId } = await command(driverUrl, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } });
+  const session = (method, path, body) => command(driverUrl, method, `/session/${sessionId}${path}`, body);
+  // Evaluations wait as long as the test lets them; the test's own timeout bounds them.
+  await session('POST', '/timeouts', { script: 600_000, pageLoad: 30_000 });
+  return {
+    goto: (url) => session('POST', '/url', { url }),
+    /** Runs `fn(arg)` in the page and waits for its promise; `arg` and the result go through JSON. */
+    async evaluate(fn, arg) {
+      const script = `const done = arguments[arguments.length - 1];
+        Promise.resolve(arguments[0]).then(${fn}).then((value) => done({ value }), (e) => done({ error: String(e?.stack ?? e) }));`;
+      const outcome = await session('POST', '/execute/async', { script, args: [arg ?? null] });
+      if (outcome.error !== undefined) throw new Error(`evaluate: ${outcome.error}`);
+      return outcome.value;
+    },
+    reload: () => session('POST', '/refresh'),
+    close: () => session('DELETE', ''),
+  };
+}
+
+/** Polls `fn(arg)` every 50 ms until it is truthy; rejects after `timeout` ms. */
+export async function pollUntil(page, fn, arg, { timeout = 30_000 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await page.evaluate(fn, arg);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waitForFunction: still false after ${timeout} ms: ${fn}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function command(driverUrl, method, path, body) {
+  const response = await fetch(driverUrl + path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const { value } = await response.json();
+  if (!response.ok) throw new Error(`WebDriver ${method} ${path}: ${value?.error}: ${value?.message}`);
+  return value;
+}
