@@ -7,7 +7,7 @@
 //   npm run simulate [-- --chats 300 --parallel 6 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
 //   npm run simulate -- --standalone [--db data/beacons.db]   # starts its own collector and servers
 import { parseArgs } from 'node:util';
-import { launchChromium } from '../tests/js/browser.mjs';
+import { launchChromium } from '../tests/js/browsers/chromium.mjs';
 import { startDemo, DEFAULT_PORTS } from './demo.mjs';
 
 const { values: options } = parseArgs({
