@@ -29,7 +29,7 @@ export const onlyIn = (engines, engine, reason) => (engines.includes(engine) ? f
 
 /**
  * The uncaught errors, unhandled rejections and console warnings and errors of a test page, as
- * `{ kind, text }`: recorded in the page by tests/js/pages/page-problems.js, which every test page imports
- * first (classic WebDriver, WebKit's, has no page events to listen to).
+ * `{ kind, text }`: recorded in the page by recordPageProblems() of tests/js/pages/page-problems.js, which
+ * every test page calls first (classic WebDriver, WebKit's, has no page events to listen to).
  */
 export const pageProblems = (page) => page.evaluate(() => globalThis.pageProblems);

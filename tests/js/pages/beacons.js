@@ -2,8 +2,10 @@
 // endpoint and produces streams on demand. The endpoint and options come from the query string
 // (?endpoint=...&options={...}) so that a reload or a new page view starts the same way.
 
-import './page-problems.js';
+import { recordPageProblems } from './page-problems.js';
 import { createMeter } from '/dist/index.js';
+
+recordPageProblems();
 
 const params = new URLSearchParams(location.search);
 const SSE = (i, model = 'beacon-model') => `data: {"model":"${model}","choices":[{"delta":{"content":"token ${i}"}}]}\n\n`;

@@ -2,7 +2,9 @@
 // fault-injection build with ?pkg=dist-fault), reads streams the ways apps do, and records its own
 // truth (arrival and paint times of what it rendered) for the test to compare with the meter's report.
 
-import './page-problems.js';
+import { recordPageProblems } from './page-problems.js';
+
+recordPageProblems();
 
 const pkg = new URLSearchParams(location.search).get('pkg') ?? 'dist';
 const { createMeter } = await import(`/${pkg}/index.js`);

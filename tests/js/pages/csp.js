@@ -1,6 +1,8 @@
 // Loaded under a CSP without 'wasm-unsafe-eval': the meter must come up disabled and the app unharmed.
-import './page-problems.js';
+import { recordPageProblems } from './page-problems.js';
 import { createMeter } from '/dist/index.js';
+
+recordPageProblems();
 
 const reports = [];
 const meter = await createMeter({ onReport: (r) => reports.push(r) });

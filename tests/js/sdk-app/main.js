@@ -2,10 +2,12 @@
 // DefaultChatTransport) and plain fetch, with the meter hooked in the two documented ways: wrapFetch for
 // an SDK that takes a fetch at construction, installFetch for code that reads globalThis.fetch per call.
 // tests/js/sdk-clients.test.mjs calls the window.* functions below; each returns plain JSON.
-import '../pages/page-problems.js';
+import { recordPageProblems } from '../pages/page-problems.js';
 import { createMeter } from 'llm-ux-meter';
 import OpenAI from 'openai';
 import { DefaultChatTransport } from 'ai';
+
+recordPageProblems();
 
 const serverUrl = new URLSearchParams(location.search).get('server');
 const chat = document.getElementById('chat');
