@@ -173,6 +173,21 @@ fn hidden_reasoning_tokens_are_not_output_tokens() {
 }
 
 #[test]
+fn explicit_signals_name_the_render_source_even_after_a_dom_paint() {
+    // The DOM observer's paint of a frame may land before the app's own `rendered()` for that frame.
+    let mut stream = Stream::new(Some(Format::OpenAi), 0.0);
+    stream.chunk(openai("one").as_bytes(), 10.0);
+    stream.rendered(16.0, RenderSource::Dom);
+    stream.rendered(16.5, RenderSource::Explicit);
+    stream.chunk(openai("two").as_bytes(), 30.0);
+    stream.rendered(33.0, RenderSource::Explicit);
+    stream.rendered(34.0, RenderSource::Dom);
+    let r = stream.end(35.0, Ending::Complete);
+    assert_eq!(r.render_source, Some(RenderSource::Explicit));
+    assert_eq!(r.ttft_ms, Some(16.0));
+}
+
+#[test]
 fn render_delay_and_ttfo_follow_answer_text() {
     let reasoning = "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n";
     let mut stream = Stream::new(Some(Format::OpenAi), 0.0);

@@ -81,9 +81,15 @@ impl Stream {
         self.note_arrivals(at);
     }
 
-    /// A frame showing all text received so far was presented at `at`.
+    /// A frame showing all text received so far was presented at `at`. The first source names the
+    /// stream's render timeline, except that explicit signals take over: a hooked stream switches to
+    /// them at the app's first `rendered()`, which may come after the DOM observer's paint of that frame.
     pub fn rendered(&mut self, at: f64, source: RenderSource) {
-        self.render_source.get_or_insert(source);
+        if source == RenderSource::Explicit {
+            self.render_source = Some(source);
+        } else {
+            self.render_source.get_or_insert(source);
+        }
         self.timeline.paint(at);
     }
 

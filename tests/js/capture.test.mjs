@@ -85,9 +85,7 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
   // under Xvfb presents 30 to 60 frames a second, so a fixed floor would not fit every engine).
   const scheduledStall = Math.max(...offsets.slice(1).map((t, i) => t - offsets[i]));
   const pageStall = Math.max(...result.paints.slice(1).map((t, i) => t - result.paints[i]));
-  const seen = JSON.stringify({ stalls: report.stalls, arrivalGaps: report.arrivalGaps, scheduledStall, pageStall });
-  assert.ok(Math.abs(report.arrivalGaps.max - scheduledStall) <= TRANSIT_MS[engine], `${format}: the arrival gap of the stall: ${seen}`);
-  assert.ok(report.stalls.count >= 1 && Math.abs(report.stalls.longestMs - pageStall) <= 2000 / 60, `${format}: the render stall is the page's: ${seen}`);
+  assert.ok(report.stalls.count >= 1, `${format}: the stall is seen: ${JSON.stringify(report.stalls)}`);
   // The server cannot send the first token before its planned time: the page's first read after it
   // is when the app got it, and the first paint after that is when the user saw it.
   const pageFirstToken = result.arrivals.find((t) => t >= offsets[0] - 1);
@@ -99,9 +97,12 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
     vsSchedule: report.ttftArrivalMs - offsets[0],
     tpot: report.tpotArrivalMs - truthTpot,
     render: report.ttftMs - pageFirstTokenPaint,
+    arrivalStall: report.arrivalGaps.max - scheduledStall,
+    renderStall: report.stalls.longestMs - pageStall,
   };
   const within = Math.abs(deltas.vsPage) <= 2 && deltas.vsSchedule >= 0 && deltas.vsSchedule <= TRANSIT_MS[engine] &&
-    Math.abs(deltas.tpot) <= Math.min(2, truthTpot * 0.01 + 0.25) && Math.abs(deltas.render) <= 1000 / 60;
+    Math.abs(deltas.tpot) <= Math.min(2, truthTpot * 0.01 + 0.25) && Math.abs(deltas.render) <= 1000 / 60 &&
+    Math.abs(deltas.arrivalStall) <= TRANSIT_MS[engine] && Math.abs(deltas.renderStall) <= 2000 / 60;
   return { deltas, within };
 }
 
@@ -162,8 +163,8 @@ for (const engine of ENGINES) {
         // passes when one of three runs is within bounds (a meter that is off by more fails all three).
         const runs = [];
         for (let attempt = 0; attempt < 3 && !runs.at(-1)?.within; attempt++) runs.push(await measure(engine, page, format, offsets, streams++));
-        const shown = runs.map(({ deltas: d }) => `${d.vsPage.toFixed(2)} ${d.vsSchedule.toFixed(2)} ${d.tpot.toFixed(3)} ${d.render.toFixed(2)}`);
-        console.log(`capture deltas, ${engine} (TTFT vs page, vs schedule, TPOT vs schedule, render TTFT vs page paint; ms): ${format}: ${shown.join(' | ')}`);
+        const shown = runs.map(({ deltas: d }) => [d.vsPage.toFixed(2), d.vsSchedule.toFixed(2), d.tpot.toFixed(3), d.render.toFixed(2), d.arrivalStall.toFixed(1), d.renderStall.toFixed(1)].join(' '));
+        console.log(`capture deltas, ${engine} (TTFT vs page, vs schedule, TPOT vs schedule, render TTFT vs page paint, stall vs schedule, render stall vs page; ms): ${format}: ${shown.join(' | ')}`);
         assert.ok(runs.at(-1).within, `${format}: out of bounds in every run: ${shown.join(' | ')}`);
       }
       assert.deepEqual(await pageProblems(page), []);
@@ -300,7 +301,7 @@ for (const engine of ENGINES) {
       const { page } = await openHarness();
       // The JS heap is read through the Chrome DevTools Protocol: Chromium only. Wasm memory, where a
       // leak per event would show, is read in every engine.
-      const cdp = engine === 'chromium' ? await page.context().newCDPSession(page) : null;
+      const cdp = engine === 'chromium' ? await page.cdp() : null;
       if (!cdp) t.diagnostic(`${engine}: JS heap not measured (it needs the Chrome DevTools Protocol); wasm memory is`);
       const heap = async () => {
         if (!cdp) return 0;

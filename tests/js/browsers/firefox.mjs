@@ -25,6 +25,16 @@ function firefoxPage(context, page) {
     // Puppeteer takes the options before the argument, Playwright after it.
     waitForFunction: (fn, arg, { timeout = 30_000 } = {}) => page.waitForFunction(fn, { timeout }, arg),
     reload: () => page.reload(),
-    close: () => context.close(),
+    setOffline: (offline) => page.setOfflineMode(offline),
+    // Not page.goBack(): it waits for a load event, and a page restored from the back/forward cache
+    // fires none.
+    goBack: () => page.evaluate(() => {
+      history.back();
+    }),
+    /** `runBeforeUnload`: closed as a user closes a tab, unload events and all. */
+    async close({ runBeforeUnload = false } = {}) {
+      if (runBeforeUnload) await page.close({ runBeforeUnload });
+      await context.close();
+    },
   };
 }

@@ -3,15 +3,17 @@
 //
 // Page: `goto(url)` (resolves after the load event), `evaluate(fn, arg)` (runs `fn(arg)` in the page and
 // resolves to its awaited result; `arg` and the result must survive JSON, so no RegExps or functions),
-// `waitForFunction(fn, arg, { timeout })`, `reload()` and `close()`. Each engine's page is fresh: no
-// storage shared with another page. What goes wrong inside a page is read with `pageProblems(page)`.
+// `waitForFunction(fn, arg, { timeout })`, `reload()`, `goBack()` (resolves once the navigation starts:
+// a page restored from the back/forward cache fires no load event) and `close({ runBeforeUnload })`.
+// Chromium and Firefox pages also have `setOffline(offline)`, and Chromium's `cdp()`. Each page is
+// fresh: no storage shared with another page. What goes wrong inside a page: `pageProblems(page)`.
 //
 // LLM_UX_ENGINES=chromium,webkit (say) runs a subset.
-import { launchChromium } from './chromium.mjs';
+import { launchChromiumEngine } from './chromium.mjs';
 import { launchFirefox } from './firefox.mjs';
 import { launchWebKit } from './webkit.mjs';
 
-const LAUNCHERS = { chromium: launchChromium, firefox: launchFirefox, webkit: launchWebKit };
+const LAUNCHERS = { chromium: launchChromiumEngine, firefox: launchFirefox, webkit: launchWebKit };
 
 export const ENGINES = (process.env.LLM_UX_ENGINES ?? 'chromium,firefox,webkit').split(',').map((name) => {
   if (!LAUNCHERS[name]) throw new Error(`LLM_UX_ENGINES: unknown engine ${name} (known: ${Object.keys(LAUNCHERS).join(', ')})`);

@@ -18,7 +18,9 @@ export async function newSession(driverUrl, capabilities) {
       return outcome.value;
     },
     reload: () => session('POST', '/refresh'),
-    close: () => session('DELETE', ''),
+    goBack: () => session('POST', '/back'),
+    /** Closes the window (as a user closes a tab: unload events run), which ends the session. */
+    close: () => session('DELETE', '/window'),
   };
 }
 
@@ -37,7 +39,8 @@ async function command(driverUrl, method, path, body) {
   const response = await fetch(driverUrl + path, {
     method,
     headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    // Drivers want a JSON body on every POST, even an empty one.
+    body: body === undefined ? (method === 'POST' ? '{}' : undefined) : JSON.stringify(body),
   });
   const { value } = await response.json();
   if (!response.ok) throw new Error(`WebDriver ${method} ${path}: ${value?.error}: ${value?.message}`);
