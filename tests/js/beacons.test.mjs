@@ -112,6 +112,9 @@ for (const engine of ENGINES) {
         assert.ok(Buffer.byteLength(a.body) <= 17 * 1024, `${Buffer.byteLength(a.body)} bytes in a batch`);
         assert.match(a.contentType, /^text\/plain/, 'no CORS preflight: text/plain');
       }
+      // The browser family from the user agent (no client hints outside Chromium): WebKit's is Safari's.
+      const family = { chromium: 'chromium', firefox: 'firefox', webkit: 'safari' }[engine];
+      assert.deepEqual(new Set([...endpoint.records().unique.values()].map((r) => r.browser)), new Set([family]));
       const delivery = await page.evaluate(() => window.harness.delivery());
       assert.equal(delivery.sent, 120);
       assert.equal(delivery.queued, 0);

@@ -108,7 +108,8 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
 
 /**
  * Serves a fixture in seeded random pieces (1 to 300 bytes, a little apart), with CORS open:
- * GET /chunked?file=NAME&seed=N, and /redirect?to=PATH answering 302.
+ * GET /chunked?file=NAME&seed=N[&bodyAfterMs=M] (the headers at once, the body M ms after them), and
+ * /redirect?to=PATH answering 302.
  */
 function startChunkedServer() {
   return new Promise((resolve) => {
@@ -123,6 +124,8 @@ function startChunkedServer() {
       const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
       res.socket.setNoDelay(true);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'x-test': 'kept', 'access-control-allow-origin': '*', 'access-control-expose-headers': 'x-test' });
+      res.flushHeaders();
+      await new Promise((r) => setTimeout(r, Number(url.searchParams.get('bodyAfterMs') ?? 0)));
       for (let at = 0; at < body.length && !res.destroyed;) {
         const size = 1 + Math.floor(random() * 300);
         res.write(body.subarray(at, at + size));
@@ -259,6 +262,22 @@ for (const engine of ENGINES) {
         }
       }
       assert.deepEqual(await pageProblems(page), []);
+      await page.close();
+    });
+
+    // Firefox resolves fetch() only with the first body bytes, so ttfbMs there is when those arrived.
+    test('ttfbMs is when the page got the response: its headers in Chromium and WebKit, its first body bytes in Firefox', async (t) => {
+      const chunked = await startChunkedServer();
+      t.after(() => chunked.close());
+      const { page } = await openHarness();
+      const url = `http://127.0.0.1:${chunked.address().port}/chunked?file=openai-basic.sse&bodyAfterMs=400`;
+      await page.evaluate((u) => window.harness.read(u), url);
+      const report = (await page.evaluate(() => window.harness.reports())).at(-1);
+      t.diagnostic(`${engine}: headers at once, body after 400 ms: ttfbMs ${report.ttfbMs}, ttftArrivalMs ${report.ttftArrivalMs}`);
+      assert.equal(report.status, 'ok');
+      assert.ok(report.ttftArrivalMs >= 399, `the first token came with the body: ${report.ttftArrivalMs}`);
+      if (engine === 'firefox') assert.ok(report.ttfbMs >= 399 && report.ttfbMs <= report.ttftArrivalMs, `firefox: ${report.ttfbMs}`);
+      else assert.ok(report.ttfbMs < 200, `${engine}: the headers came at once: ${report.ttfbMs}`);
       await page.close();
     });
 
