@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: native Rust, wasm in headless Chromium, and the built package in Node and Chromium.
+# Every test: native Rust, wasm in headless Chromium, and the built package in Node and in Chromium,
+# Firefox and WebKit.
 # Installs what is missing first (scripts/setup.sh says what it does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,5 +26,5 @@ bash scripts/build.sh --fault-injection
 echo "== wasm tests in headless Chromium: wasm-bindgen-test"
 CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" cargo test --target wasm32-unknown-unknown --test fixtures --test report --test web
 
-echo "== package tests: node --test (Node and headless Chromium)"
+echo "== package tests: node --test (Node, and browsers: Chromium, Firefox, WebKit)"
 node --test --test-concurrency=1 tests/js/
