@@ -40,6 +40,13 @@ if ! target/pyenv/bin/python -c 'import chdb' >/dev/null 2>&1; then
   target/pyenv/bin/pip install --quiet --disable-pip-version-check chdb-core==26.9.0
 fi
 
+# geckodriver runs the wasm-bindgen-test suites in Firefox. Built from crates.io (about 2 minutes, once).
+geckodriver_version=0.37.1
+if [ "${1:-}" = "--browser" ] && [ "$(geckodriver --version 2>/dev/null | head -1 | cut -d' ' -f2)" != "$geckodriver_version" ]; then
+  say "installing geckodriver $geckodriver_version from crates.io (takes about 2 minutes)"
+  cargo install geckodriver --version "=$geckodriver_version"
+fi
+
 # The browser engines of the tests: Chromium (with ChromeDriver, for wasm-bindgen-test), Firefox ESR
 # (driven over WebDriver BiDi by puppeteer-core), and WebKitGTK's MiniBrowser with its WebKitWebDriver,
 # drawing on Xvfb (MiniBrowser has no headless mode). Debian's packages, never a downloaded browser.

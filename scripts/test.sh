@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test: native Rust, wasm in headless Chromium, and the built package in Node and in Chromium,
-# Firefox and WebKit.
+# Every test: native Rust, wasm in headless Chromium and Firefox, and the built package in Node and in
+# Chromium, Firefox and WebKit.
 # Installs what is missing first (scripts/setup.sh says what it does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +23,13 @@ echo "== build the package (and the fault-injection test build)"
 bash scripts/build.sh
 bash scripts/build.sh --fault-injection
 
+wasm_tests="--test fixtures --test report --test web"
 echo "== wasm tests in headless Chromium: wasm-bindgen-test"
-CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" cargo test --target wasm32-unknown-unknown --test fixtures --test report --test web
+CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}" cargo test --target wasm32-unknown-unknown $wasm_tests
+echo "== wasm tests in headless Firefox: wasm-bindgen-test (geckodriver)"
+GECKODRIVER="${GECKODRIVER:-$(command -v geckodriver)}" cargo test --target wasm32-unknown-unknown $wasm_tests
+echo "   (not in WebKit: wasm-bindgen-test's runner drives Safari through safaridriver, macOS only; the"
+echo "   package tests below run the same wasm core in WebKitGTK)"
 
 echo "== package tests: node --test (Node, and browsers: Chromium, Firefox, WebKit)"
 node --test --test-concurrency=1 tests/js/
