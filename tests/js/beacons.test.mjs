@@ -1,14 +1,14 @@
 // Beacons end to end: each browser engine (Chromium, Firefox, WebKit) sends stream records to a real
 // local endpoint. Each test
 // counts exactly: records sent equal records received, with no duplicates after dedup by record id.
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { launchChromiumEngine } from './browsers/chromium.mjs';
-import { ENGINES, launch, onlyIn } from './browsers/index.mjs';
+import { forEachEngine, onlyIn } from './browsers/index.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
 import { LENGTHS, MAX_AGE_MS, MAX_AHEAD_MS, RANGES, withinBounds } from '../../js/lib/beacons/record-bounds.js';
 
@@ -84,285 +84,277 @@ test('withinBounds: each bound, null, the clock window', () => {
   for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now), field);
 });
 
-for (const engine of ENGINES) {
-  describe(engine, () => {
-    let browser;
-    before(async () => {
-      browser = await launch(engine);
-    });
-    after(() => browser?.close());
+forEachEngine((engine, browser) => {
+  async function open(endpoint, options = {}) {
+    const page = await browser.newPage();
+    await page.goto(harnessUrl(endpoint, options));
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate(() => window.harness.init());
+    return page;
+  }
 
-    async function open(endpoint, options = {}) {
-      const page = await browser.newPage();
-      await page.goto(harnessUrl(endpoint, options));
-      await page.waitForFunction(() => window.ready);
-      await page.evaluate(() => window.harness.init());
-      return page;
+  test('batches: every record arrives once, in batches of at most 50 records and 16 KiB, valid against the schema', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(120));
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 120);
+    assert.equal(endpoint.records().copies, 120, 'no duplicates on a healthy endpoint');
+    for (const a of endpoint.attempts) {
+      assert.ok(a.json.records.length <= 50, `${a.json.records.length} records in a batch`);
+      assert.ok(Buffer.byteLength(a.body) <= 17 * 1024, `${Buffer.byteLength(a.body)} bytes in a batch`);
+      assert.match(a.contentType, /^text\/plain/, 'no CORS preflight: text/plain');
     }
-
-    test('batches: every record arrives once, in batches of at most 50 records and 16 KiB, valid against the schema', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(120));
-      await page.evaluate(() => window.harness.flush());
-      assertDelivered(endpoint, 120);
-      assert.equal(endpoint.records().copies, 120, 'no duplicates on a healthy endpoint');
-      for (const a of endpoint.attempts) {
-        assert.ok(a.json.records.length <= 50, `${a.json.records.length} records in a batch`);
-        assert.ok(Buffer.byteLength(a.body) <= 17 * 1024, `${Buffer.byteLength(a.body)} bytes in a batch`);
-        assert.match(a.contentType, /^text\/plain/, 'no CORS preflight: text/plain');
-      }
-      // The browser family from the user agent (no client hints outside Chromium): WebKit's is Safari's.
-      const family = { chromium: 'chromium', firefox: 'firefox', webkit: 'safari' }[engine];
-      assert.deepEqual(new Set([...endpoint.records().unique.values()].map((r) => r.browser)), new Set([family]));
-      const delivery = await page.evaluate(() => window.harness.delivery());
-      assert.equal(delivery.sent, 120);
-      assert.equal(delivery.queued, 0);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('a batch goes out on its timer without any flush call', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint, { batch: { maxDelayMs: 300 } });
-      await page.evaluate(() => window.harness.emit(3));
-      assert.ok(await until(() => endpoint.records().unique.size === 3, 3000));
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('hidden mid-batch, navigation away and tab close each send what is queued at once', async () => {
-      const endpoint = await startBeaconEndpoint();
-      let page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(5));
-      await page.evaluate(() => window.harness.hide());
-      assert.ok(await until(() => endpoint.records().unique.size === 5), 'hidden');
-      await page.evaluate(() => window.harness.emit(7));
-      await page.goto('about:blank');
-      assert.ok(await until(() => endpoint.records().unique.size === 12), 'navigation away');
-      await page.close();
-      page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(4));
-      await page.close({ runBeforeUnload: true });
-      assert.ok(await until(() => endpoint.records().unique.size === 16), `tab close: ${endpoint.records().unique.size}`);
-      assertDelivered(endpoint, 16);
-      await endpoint.close();
-    });
-
-    test('503 three times, then 200: retried with backoff, delivered once', async () => {
-      const endpoint = await startBeaconEndpoint();
-      endpoint.script.push({ status: 503 }, { status: 503 }, { status: 503 });
-      const page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(10));
-      await page.evaluate(() => window.harness.flush());
-      assert.equal(endpoint.attempts.length, 4);
-      assert.deepEqual(endpoint.attempts.map((a) => a.json.retry), [0, 1, 2, 3]);
-      const gaps = endpoint.attempts.slice(1).map((a, i) => a.at - endpoint.attempts[i].at);
-      // Backoff 1 s, 2 s, 4 s, each with ±20% jitter.
-      assert.ok(gaps[0] >= 750 && gaps[1] >= 1550 && gaps[2] >= 3150 && gaps[2] <= 5500, `retry gaps ${gaps}`);
-      assertDelivered(endpoint, 10);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('429 with Retry-After waits as long as the endpoint asks', async () => {
-      const endpoint = await startBeaconEndpoint();
-      endpoint.script.push({ status: 429, retryAfter: 3 });
-      const page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(2));
-      await page.evaluate(() => window.harness.flush());
-      const gap = endpoint.attempts[1].at - endpoint.attempts[0].at;
-      assert.ok(gap >= 2950, `retried after ${gap} ms`);
-      assertDelivered(endpoint, 2);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('offline, then online: sent as soon as the network is back', { skip: onlyIn(['chromium', 'firefox'], engine, 'classic WebDriver (WebKit\'s) cannot take a page offline') }, async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint);
-      await page.setOffline(true);
-      await page.evaluate(() => window.harness.emit(5));
-      await page.evaluate(() => {
-        window.harness.flush().catch(() => {});
-      });
-      await new Promise((r) => setTimeout(r, 1500));
-      assert.equal(endpoint.attempts.length, 0, 'nothing reached the endpoint while offline');
-      await page.setOffline(false);
-      assert.ok(await until(() => endpoint.records().unique.size === 5, 8000));
-      assertDelivered(endpoint, 5);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('a reload while the endpoint is down keeps the queue and sends it on the next load', async () => {
-      const endpoint = await startBeaconEndpoint();
-      for (let i = 0; i < 5; i++) endpoint.script.push({ status: 503 });
-      const page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(6));
-      // Not awaited: the reload cuts it short (and classic WebDriver runs one command at a time).
-      await page.evaluate(() => {
-        window.harness.flush().catch(() => {});
-      });
-      assert.ok(await until(() => endpoint.attempts.length >= 1));
-      endpoint.script.length = 0;
-      await page.reload();
-      await page.waitForFunction(() => window.ready);
-      await page.evaluate(() => window.harness.init());
-      await page.evaluate(() => window.harness.flush());
-      assertDelivered(endpoint, 6);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('a batch over 64 KiB on exit: beacons under the quota, the rest kept and sent on the next load', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const options = { batch: { maxRecords: 1000, maxBytes: 1 << 20, maxDelayMs: 600_000 } };
-      const page = await open(endpoint, options);
-      await page.evaluate(() => window.harness.emit(150));
-      await page.goto('about:blank');
-      await until(() => false, 1000);
-      const onExit = endpoint.records().unique.size;
-      assert.ok(onExit > 0 && onExit < 150, `${onExit} records went out on exit`);
-      for (const a of endpoint.attempts) assert.ok(Buffer.byteLength(a.body) < 64 * 1024, `${Buffer.byteLength(a.body)} bytes in one exit payload`);
-      await page.goto(harnessUrl(endpoint, options));
-      await page.waitForFunction(() => window.ready);
-      await page.evaluate(() => window.harness.init());
-      await page.evaluate(() => window.harness.flush());
-      assertDelivered(endpoint, 150);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('a record the collector would refuse is dropped and counted; the rest of its batch arrives', async () => {
-      const endpoint = await startBeaconEndpoint();
-      let page = await open(endpoint);
-      await page.evaluate(() => window.harness.emit(1));
-      await page.evaluate(() => window.harness.flush());
-      const [real] = endpoint.records().unique.values();
-      await page.close();
-      // What an earlier page could not send: one record 40 days old by now, one an hour old.
-      const hour = 3_600_000;
-      const unsent = [{ ...real, id: 'stored-40-days', startedAt: Date.now() - 40 * 24 * hour }, { ...real, id: 'stored-1-hour', startedAt: Date.now() - hour }];
-      page = await browser.newPage();
-      await page.goto(harnessUrl(endpoint));
-      await page.waitForFunction(() => window.ready);
-      await page.evaluate((records) => localStorage.setItem('llm-ux-meter:unsent', JSON.stringify(records)), unsent);
-      // Streams that ran over an hour (as beforeSend makes them here), and a dimension over 256 characters.
-      await page.evaluate(() => window.harness.init({ beforeSend: (r) => (r.scenario === 'long' ? { ...r, durationMs: 2 * 3_600_000 } : r) }));
-      await page.evaluate(() => {
-        window.harness.emit(3);
-        window.harness.emit(2, { scenario: 'long' });
-        window.harness.emit(1, { scenario: 's'.repeat(257) });
-      });
-      await page.evaluate(() => window.harness.flush());
-      const delivery = await page.evaluate(() => window.harness.delivery());
-      assert.equal(delivery.dropped.outOfBounds, 4);
-      assert.equal(delivery.sent, 4, 'the stored hour-old record and the 3 plain streams');
-      assertDelivered(endpoint, 5);
-      assert.ok(endpoint.records().unique.has('stored-1-hour') && !endpoint.records().unique.has('stored-40-days'));
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('sampling at 0.5 over 1,000 sessions: about half, the same sessions every time', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint);
-      const sampled = await page.evaluate(() => window.harness.simulateSessions(1000, 0.5));
-      const again = await page.evaluate(() => window.harness.simulateSessions(1000, 0.5));
-      // Binomial(1000, 0.5): standard deviation 15.8; 4 of them either side.
-      assert.ok(sampled.length >= 437 && sampled.length <= 563, `${sampled.length} of 1000 sessions sampled`);
-      assert.deepEqual(again, sampled, 'deterministic per session');
-      const sessions = new Set(endpoint.accepted().map((e) => e.sessionId));
-      assert.equal(sessions.size, sampled.length, 'exactly the sampled sessions sent records');
-      assert.ok(endpoint.accepted().every((e) => e.sampleRate === 0.5));
-      assert.equal(endpoint.records().unique.size, sampled.length * 2);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('privacy: no prompt, answer or query string in any byte sent; beforeSend changes or drops records', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint, { dropModel: 'drop-me' });
-      const url = `http://127.0.0.1:${site.address().port}/tests/fixtures/privacy/openai-marker.sse?key=PRIVATE-QUERY-55#PRIVATE-FRAGMENT`;
-      const body = JSON.stringify({ model: 'private-test-model', messages: [{ role: 'user', content: 'PRIVATE-PROMPT-91c2' }] });
-      assert.ok((await page.evaluate(([u, b]) => window.harness.fetchStream(u, b), [url, body])) > 0);
-      await page.evaluate(() => window.harness.emit(2, { model: 'drop-me' }));
-      await page.evaluate(() => window.harness.flush());
-      const sent = endpoint.attempts.map((a) => a.body).join('\n');
-      for (const marker of ['PRIVATE-ANSWER-7f3a', 'PRIVATE-PROMPT-91c2', 'PRIVATE-QUERY-55', 'PRIVATE-FRAGMENT', 'Here is']) {
-        assert.ok(!sent.includes(marker), `${marker} was sent`);
-      }
-      const records = [...endpoint.records().unique.values()];
-      assert.equal(records.length, 1, 'the dropped model never left the page');
-      assert.equal(records[0].scenario, 'changed-by-beforeSend');
-      assert.match(records[0].url, /\/tests\/fixtures\/privacy\/openai-marker\.sse$/);
-      assert.equal((await page.evaluate(() => window.harness.delivery())).dropped.beforeSend, 2);
-      await page.close();
-      await endpoint.close();
-    });
-
-    test("format 'otlp' sends OTLP/HTTP JSON with the GenAI client metric names", async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint, { format: 'otlp' });
-      await page.evaluate(() => window.harness.emit(3));
-      await page.evaluate(() => window.harness.flush());
-      assert.equal(endpoint.attempts.length, 1);
-      const [attempt] = endpoint.attempts;
-      assert.match(attempt.contentType, /^application\/json/);
-      const metrics = attempt.json.resourceMetrics[0].scopeMetrics[0].metrics;
-      const names = metrics.map((m) => m.name);
-      assert.ok(names.includes('gen_ai.client.operation.time_to_first_chunk') && names.includes('gen_ai.client.token.usage'), names.join());
-      const ttfc = metrics.find((m) => m.name === 'gen_ai.client.operation.time_to_first_chunk');
-      assert.equal(ttfc.histogram.dataPoints.length, 3);
-      const point = ttfc.histogram.dataPoints[0];
-      assert.equal(point.count, '1');
-      assert.equal(point.bucketCounts.reduce((n, c) => n + Number(c), 0), 1);
-      assert.ok(point.attributes.some((a) => a.key === 'gen_ai.response.model' && a.value.stringValue === 'beacon-model'));
-      await page.close();
-      await endpoint.close();
-    });
-
-    test('a page restored from the back/forward cache is a new page view of the same session', async () => {
-      const endpoint = await startBeaconEndpoint();
-      // Playwright turns Chromium's back/forward cache off unless asked; Firefox and WebKit keep theirs.
-      const cached = engine === 'chromium' ? await launchChromiumEngine({ bfcache: true }) : browser;
-      // `no-store` pages (the test server's default) may not enter the cache.
-      const cacheableSite = await serveStatic(root, 0, () => ({ 'cache-control': 'no-cache' }));
-      const page = await cached.newPage();
-      await page.goto(harnessUrl(endpoint).replace(`:${site.address().port}/`, `:${cacheableSite.address().port}/`));
-      await page.waitForFunction(() => window.ready);
-      await page.evaluate(() => window.harness.init());
-      await page.evaluate(() => {
-        window.restored = 0;
-        addEventListener('pageshow', (e) => e.persisted && window.restored++);
-      });
-      await page.evaluate(() => window.harness.emit(1));
-      await page.evaluate(() => window.harness.flush());
-      await page.goto(`http://127.0.0.1:${cacheableSite.address().port}/www/index.html`);
-      await page.goBack({ waitUntil: 'commit' });
-      await page.waitForFunction(() => window.restored === 1);
-      await page.evaluate(() => window.harness.emit(1));
-      await page.evaluate(() => window.harness.flush());
-      const envelopes = endpoint.accepted();
-      assert.equal(envelopes.length, 2);
-      assert.notEqual(envelopes[0].pageId, envelopes[1].pageId, 'a new page id after the restore');
-      assert.equal(envelopes[0].sessionId, envelopes[1].sessionId, 'the same session');
-      assertDelivered(endpoint, 2);
-      await (cached === browser ? page : cached).close();
-      cacheableSite.close();
-      await endpoint.close();
-    });
-
-    test('destroy flushes and unhooks', async () => {
-      const endpoint = await startBeaconEndpoint();
-      const page = await open(endpoint, { batch: { maxDelayMs: 600_000 } });
-      await page.evaluate(() => window.harness.emit(4));
-      const result = await page.evaluate(() => window.harness.destroy());
-      assert.deepEqual(result, { hooked: true, restored: true });
-      assertDelivered(endpoint, 4);
-      await page.close();
-      await endpoint.close();
-    });
+    // The browser family from the user agent (no client hints outside Chromium): WebKit's is Safari's.
+    const family = { chromium: 'chromium', firefox: 'firefox', webkit: 'safari' }[engine];
+    assert.deepEqual(new Set([...endpoint.records().unique.values()].map((r) => r.browser)), new Set([family]));
+    const delivery = await page.evaluate(() => window.harness.delivery());
+    assert.equal(delivery.sent, 120);
+    assert.equal(delivery.queued, 0);
+    await page.close();
+    await endpoint.close();
   });
-}
+
+  test('a batch goes out on its timer without any flush call', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint, { batch: { maxDelayMs: 300 } });
+    await page.evaluate(() => window.harness.emit(3));
+    assert.ok(await until(() => endpoint.records().unique.size === 3, 3000));
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('hidden mid-batch, navigation away and tab close each send what is queued at once', async () => {
+    const endpoint = await startBeaconEndpoint();
+    let page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(5));
+    await page.evaluate(() => window.harness.hide());
+    assert.ok(await until(() => endpoint.records().unique.size === 5), 'hidden');
+    await page.evaluate(() => window.harness.emit(7));
+    await page.goto('about:blank');
+    assert.ok(await until(() => endpoint.records().unique.size === 12), 'navigation away');
+    await page.close();
+    page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(4));
+    await page.close({ runBeforeUnload: true });
+    assert.ok(await until(() => endpoint.records().unique.size === 16), `tab close: ${endpoint.records().unique.size}`);
+    assertDelivered(endpoint, 16);
+    await endpoint.close();
+  });
+
+  test('503 three times, then 200: retried with backoff, delivered once', async () => {
+    const endpoint = await startBeaconEndpoint();
+    endpoint.script.push({ status: 503 }, { status: 503 }, { status: 503 });
+    const page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(10));
+    await page.evaluate(() => window.harness.flush());
+    assert.equal(endpoint.attempts.length, 4);
+    assert.deepEqual(endpoint.attempts.map((a) => a.json.retry), [0, 1, 2, 3]);
+    const gaps = endpoint.attempts.slice(1).map((a, i) => a.at - endpoint.attempts[i].at);
+    // Backoff 1 s, 2 s, 4 s, each with ±20% jitter.
+    assert.ok(gaps[0] >= 750 && gaps[1] >= 1550 && gaps[2] >= 3150 && gaps[2] <= 5500, `retry gaps ${gaps}`);
+    assertDelivered(endpoint, 10);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('429 with Retry-After waits as long as the endpoint asks', async () => {
+    const endpoint = await startBeaconEndpoint();
+    endpoint.script.push({ status: 429, retryAfter: 3 });
+    const page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(2));
+    await page.evaluate(() => window.harness.flush());
+    const gap = endpoint.attempts[1].at - endpoint.attempts[0].at;
+    assert.ok(gap >= 2950, `retried after ${gap} ms`);
+    assertDelivered(endpoint, 2);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('offline, then online: sent as soon as the network is back', { skip: onlyIn(['chromium', 'firefox'], engine, 'classic WebDriver (WebKit\'s) cannot take a page offline') }, async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint);
+    await page.setOffline(true);
+    await page.evaluate(() => window.harness.emit(5));
+    await page.evaluate(() => {
+      window.harness.flush().catch(() => {});
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(endpoint.attempts.length, 0, 'nothing reached the endpoint while offline');
+    await page.setOffline(false);
+    assert.ok(await until(() => endpoint.records().unique.size === 5, 8000));
+    assertDelivered(endpoint, 5);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('a reload while the endpoint is down keeps the queue and sends it on the next load', async () => {
+    const endpoint = await startBeaconEndpoint();
+    for (let i = 0; i < 5; i++) endpoint.script.push({ status: 503 });
+    const page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(6));
+    // Not awaited: the reload cuts it short (and classic WebDriver runs one command at a time).
+    await page.evaluate(() => {
+      window.harness.flush().catch(() => {});
+    });
+    assert.ok(await until(() => endpoint.attempts.length >= 1));
+    endpoint.script.length = 0;
+    await page.reload();
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate(() => window.harness.init());
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 6);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('a batch over 64 KiB on exit: beacons under the quota, the rest kept and sent on the next load', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const options = { batch: { maxRecords: 1000, maxBytes: 1 << 20, maxDelayMs: 600_000 } };
+    const page = await open(endpoint, options);
+    await page.evaluate(() => window.harness.emit(150));
+    await page.goto('about:blank');
+    await until(() => false, 1000);
+    const onExit = endpoint.records().unique.size;
+    assert.ok(onExit > 0 && onExit < 150, `${onExit} records went out on exit`);
+    for (const a of endpoint.attempts) assert.ok(Buffer.byteLength(a.body) < 64 * 1024, `${Buffer.byteLength(a.body)} bytes in one exit payload`);
+    await page.goto(harnessUrl(endpoint, options));
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate(() => window.harness.init());
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 150);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('a record the collector would refuse is dropped and counted; the rest of its batch arrives', async () => {
+    const endpoint = await startBeaconEndpoint();
+    let page = await open(endpoint);
+    await page.evaluate(() => window.harness.emit(1));
+    await page.evaluate(() => window.harness.flush());
+    const [real] = endpoint.records().unique.values();
+    await page.close();
+    // What an earlier page could not send: one record 40 days old by now, one an hour old.
+    const hour = 3_600_000;
+    const unsent = [{ ...real, id: 'stored-40-days', startedAt: Date.now() - 40 * 24 * hour }, { ...real, id: 'stored-1-hour', startedAt: Date.now() - hour }];
+    page = await browser.newPage();
+    await page.goto(harnessUrl(endpoint));
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate((records) => localStorage.setItem('llm-ux-meter:unsent', JSON.stringify(records)), unsent);
+    // Streams that ran over an hour (as beforeSend makes them here), and a dimension over 256 characters.
+    await page.evaluate(() => window.harness.init({ beforeSend: (r) => (r.scenario === 'long' ? { ...r, durationMs: 2 * 3_600_000 } : r) }));
+    await page.evaluate(() => {
+      window.harness.emit(3);
+      window.harness.emit(2, { scenario: 'long' });
+      window.harness.emit(1, { scenario: 's'.repeat(257) });
+    });
+    await page.evaluate(() => window.harness.flush());
+    const delivery = await page.evaluate(() => window.harness.delivery());
+    assert.equal(delivery.dropped.outOfBounds, 4);
+    assert.equal(delivery.sent, 4, 'the stored hour-old record and the 3 plain streams');
+    assertDelivered(endpoint, 5);
+    assert.ok(endpoint.records().unique.has('stored-1-hour') && !endpoint.records().unique.has('stored-40-days'));
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('sampling at 0.5 over 1,000 sessions: about half, the same sessions every time', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint);
+    const sampled = await page.evaluate(() => window.harness.simulateSessions(1000, 0.5));
+    const again = await page.evaluate(() => window.harness.simulateSessions(1000, 0.5));
+    // Binomial(1000, 0.5): standard deviation 15.8; 4 of them either side.
+    assert.ok(sampled.length >= 437 && sampled.length <= 563, `${sampled.length} of 1000 sessions sampled`);
+    assert.deepEqual(again, sampled, 'deterministic per session');
+    const sessions = new Set(endpoint.accepted().map((e) => e.sessionId));
+    assert.equal(sessions.size, sampled.length, 'exactly the sampled sessions sent records');
+    assert.ok(endpoint.accepted().every((e) => e.sampleRate === 0.5));
+    assert.equal(endpoint.records().unique.size, sampled.length * 2);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('privacy: no prompt, answer or query string in any byte sent; beforeSend changes or drops records', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint, { dropModel: 'drop-me' });
+    const url = `http://127.0.0.1:${site.address().port}/tests/fixtures/privacy/openai-marker.sse?key=PRIVATE-QUERY-55#PRIVATE-FRAGMENT`;
+    const body = JSON.stringify({ model: 'private-test-model', messages: [{ role: 'user', content: 'PRIVATE-PROMPT-91c2' }] });
+    assert.ok((await page.evaluate(([u, b]) => window.harness.fetchStream(u, b), [url, body])) > 0);
+    await page.evaluate(() => window.harness.emit(2, { model: 'drop-me' }));
+    await page.evaluate(() => window.harness.flush());
+    const sent = endpoint.attempts.map((a) => a.body).join('\n');
+    for (const marker of ['PRIVATE-ANSWER-7f3a', 'PRIVATE-PROMPT-91c2', 'PRIVATE-QUERY-55', 'PRIVATE-FRAGMENT', 'Here is']) {
+      assert.ok(!sent.includes(marker), `${marker} was sent`);
+    }
+    const records = [...endpoint.records().unique.values()];
+    assert.equal(records.length, 1, 'the dropped model never left the page');
+    assert.equal(records[0].scenario, 'changed-by-beforeSend');
+    assert.match(records[0].url, /\/tests\/fixtures\/privacy\/openai-marker\.sse$/);
+    assert.equal((await page.evaluate(() => window.harness.delivery())).dropped.beforeSend, 2);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test("format 'otlp' sends OTLP/HTTP JSON with the GenAI client metric names", async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint, { format: 'otlp' });
+    await page.evaluate(() => window.harness.emit(3));
+    await page.evaluate(() => window.harness.flush());
+    assert.equal(endpoint.attempts.length, 1);
+    const [attempt] = endpoint.attempts;
+    assert.match(attempt.contentType, /^application\/json/);
+    const metrics = attempt.json.resourceMetrics[0].scopeMetrics[0].metrics;
+    const names = metrics.map((m) => m.name);
+    assert.ok(names.includes('gen_ai.client.operation.time_to_first_chunk') && names.includes('gen_ai.client.token.usage'), names.join());
+    const ttfc = metrics.find((m) => m.name === 'gen_ai.client.operation.time_to_first_chunk');
+    assert.equal(ttfc.histogram.dataPoints.length, 3);
+    const point = ttfc.histogram.dataPoints[0];
+    assert.equal(point.count, '1');
+    assert.equal(point.bucketCounts.reduce((n, c) => n + Number(c), 0), 1);
+    assert.ok(point.attributes.some((a) => a.key === 'gen_ai.response.model' && a.value.stringValue === 'beacon-model'));
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('a page restored from the back/forward cache is a new page view of the same session', async () => {
+    const endpoint = await startBeaconEndpoint();
+    // Playwright turns Chromium's back/forward cache off unless asked; Firefox and WebKit keep theirs.
+    const cached = engine === 'chromium' ? await launchChromiumEngine({ bfcache: true }) : browser;
+    // `no-store` pages (the test server's default) may not enter the cache.
+    const cacheableSite = await serveStatic(root, 0, () => ({ 'cache-control': 'no-cache' }));
+    const page = await cached.newPage();
+    await page.goto(harnessUrl(endpoint).replace(`:${site.address().port}/`, `:${cacheableSite.address().port}/`));
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate(() => window.harness.init());
+    await page.evaluate(() => {
+      window.restored = 0;
+      addEventListener('pageshow', (e) => e.persisted && window.restored++);
+    });
+    await page.evaluate(() => window.harness.emit(1));
+    await page.evaluate(() => window.harness.flush());
+    await page.goto(`http://127.0.0.1:${cacheableSite.address().port}/www/index.html`);
+    await page.goBack({ waitUntil: 'commit' });
+    await page.waitForFunction(() => window.restored === 1);
+    await page.evaluate(() => window.harness.emit(1));
+    await page.evaluate(() => window.harness.flush());
+    const envelopes = endpoint.accepted();
+    assert.equal(envelopes.length, 2);
+    assert.notEqual(envelopes[0].pageId, envelopes[1].pageId, 'a new page id after the restore');
+    assert.equal(envelopes[0].sessionId, envelopes[1].sessionId, 'the same session');
+    assertDelivered(endpoint, 2);
+    await (cached === browser ? page : cached).close();
+    cacheableSite.close();
+    await endpoint.close();
+  });
+
+  test('destroy flushes and unhooks', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await open(endpoint, { batch: { maxDelayMs: 600_000 } });
+    await page.evaluate(() => window.harness.emit(4));
+    const result = await page.evaluate(() => window.harness.destroy());
+    assert.deepEqual(result, { hooked: true, restored: true });
+    assertDelivered(endpoint, 4);
+    await page.close();
+    await endpoint.close();
+  });
+});

@@ -1,9 +1,10 @@
-// Real client SDKs in each browser engine (Chromium, Firefox, WebKit), against the scripted server: openai-node with `wrapFetch`, the
-// AI SDK's DefaultChatTransport and a plain fetch reader through `installFetch`. Each stream must give
-// exactly one report whose arrival timings match the schedule the server played, while the app still
-// renders the exact answer (the meter passes every byte through), and a non-streaming fetch must pass
-// through untouched and unreported. The page logic is in tests/js/sdk-app/main.js.
-import { describe, test, before, after } from 'node:test';
+// Real client SDKs in each browser engine (Chromium, Firefox, WebKit), against the scripted server:
+// openai-node with `wrapFetch`, the AI SDK's DefaultChatTransport and a plain fetch reader through
+// `installFetch`. Each stream must give exactly one report whose arrival timings match the schedule
+// the server played, while the app still renders the exact answer (the meter passes every byte
+// through), and a non-streaming fetch must pass through untouched and unreported. The page logic is in
+// tests/js/sdk-app/main.js.
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'vite';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { startScriptedServer, planOffsets, resolveSchedule, answerTokens } from '../../scripts/scripted-llm-server.mjs';
-import { ENGINES, launch, pageProblems } from './browsers/index.mjs';
+import { forEachEngine, pageProblems } from './browsers/index.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -86,111 +87,106 @@ async function checkPage(page, result) {
   assert.equal(result.errors, 0);
 }
 
-for (const engine of ENGINES) {
-  describe(engine, () => {
-    let browser;
-    let page;
-    before(async () => {
-      browser = await launch(engine);
-      page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${site.address().port}/?server=${encodeURIComponent(llm.url)}`);
-      await page.waitForFunction(() => window.ready === true, null, { timeout: 10_000 });
-      // One short stream first, so the timed ones measure a warm page (see warmUp in main.js).
-      const warm = await page.evaluate(() => window.warmUp());
-      assert.deepEqual(warm.reports.map((r) => r.status), ['ok']);
-    }, { timeout: 45_000 });
-    after(() => browser?.close());
+forEachEngine((_engine, browser) => {
+  let page;
+  before(async () => {
+    page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${site.address().port}/?server=${encodeURIComponent(llm.url)}`);
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 10_000 });
+    // One short stream first, so the timed ones measure a warm page (see warmUp in main.js).
+    const warm = await page.evaluate(() => window.warmUp());
+    assert.deepEqual(warm.reports.map((r) => r.status), ['ok']);
+  }, { timeout: 45_000 });
 
-    test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, async (t) => {
-      const result = await page.evaluate(() => window.openaiSdk({ model: 'fast' }));
-      await checkPage(page, result);
-      assert.equal(result.fetchPatched, false, 'wrapFetch must not touch globalThis.fetch');
-      const schedule = resolveSchedule('fast');
-      const offsets = planOffsets(schedule);
-      assert.deepEqual(result.schedule.offsetsMs, offsets, 'the server played the schedule computed here');
-      assert.equal(result.metered, true, 'streamOf knows the response the SDK got');
-      assert.equal(result.usage?.completion_tokens, schedule.tokens);
+  test('openai-node in the browser, metered with wrapFetch', { timeout: 15_000 }, async (t) => {
+    const result = await page.evaluate(() => window.openaiSdk({ model: 'fast' }));
+    await checkPage(page, result);
+    assert.equal(result.fetchPatched, false, 'wrapFetch must not touch globalThis.fetch');
+    const schedule = resolveSchedule('fast');
+    const offsets = planOffsets(schedule);
+    assert.deepEqual(result.schedule.offsetsMs, offsets, 'the server played the schedule computed here');
+    assert.equal(result.metered, true, 'streamOf knows the response the SDK got');
+    assert.equal(result.usage?.completion_tokens, schedule.tokens);
 
-      assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
-      const [report] = result.reports;
-      assert.equal(report.format, 'openai');
-      // openai-node cancels the body after [DONE]: the meter had the whole stream, so it is ok.
-      assert.equal(report.status, 'ok');
-      assert.equal(report.httpStatus, 200);
-      assert.equal(report.model, 'fast');
-      assert.equal(report.finishReason, 'stop');
-      assert.equal(report.tokenSource, 'usage');
-      assert.equal(report.outputTokens, schedule.tokens);
-      assert.equal(report.outputEventsByKind.answer, schedule.tokens);
-      checkTimings(t, report, offsets, 'openai-node');
-      assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
+    assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
+    const [report] = result.reports;
+    assert.equal(report.format, 'openai');
+    // openai-node cancels the body after [DONE]: the meter had the whole stream, so it is ok.
+    assert.equal(report.status, 'ok');
+    assert.equal(report.httpStatus, 200);
+    assert.equal(report.model, 'fast');
+    assert.equal(report.finishReason, 'stop');
+    assert.equal(report.tokenSource, 'usage');
+    assert.equal(report.outputTokens, schedule.tokens);
+    assert.equal(report.outputEventsByKind.answer, schedule.tokens);
+    checkTimings(t, report, offsets, 'openai-node');
+    assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
 
-      const connection = llm.connections().find((c) => c.id === result.connection);
-      assert.equal(connection.method, 'POST');
-      assert.equal(connection.path, '/v1/chat/completions');
-      assert.ok(connection.closedAt !== null && connection.closedBy !== null, `connection still open: ${JSON.stringify(connection)}`);
-    });
-
-    test('the AI SDK DefaultChatTransport through the patched global fetch', { timeout: 15_000 }, async (t) => {
-      const installed = await page.evaluate(() => window.installFetch());
-      assert.equal(installed.fetchPatched, true);
-      const query = { tokens: '30', ttftMs: '120', tokenMs: '12', seed: '7' };
-      const result = await page.evaluate((q) => window.aiSdkTransport({ query: q }), `?${new URLSearchParams(query)}`);
-      await checkPage(page, result);
-      const schedule = resolveSchedule('scripted', null, query);
-      const offsets = planOffsets(schedule);
-      assert.ok(result.kinds.includes('finish'), `chunks: ${result.kinds}`);
-
-      assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
-      const [report] = result.reports;
-      assert.equal(report.format, 'ai-sdk-ui');
-      assert.equal(report.status, 'ok');
-      assert.equal(report.outputEventsByKind.answer, schedule.tokens);
-      // The UI message stream carries no token usage the meter reads: N is estimated from the text.
-      assert.equal(report.tokenSource, 'estimate');
-      assert.ok(report.outputTokens > 0);
-      checkTimings(t, report, offsets, 'ai-sdk-ui');
-      assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
-
-      const connection = llm.connections().filter((c) => c.method === 'POST' && c.path === '/api/ui-chat').at(-1);
-      assert.ok(connection.closedAt !== null, `connection still open: ${JSON.stringify(connection)}`);
-    });
-
-    test('plain fetch and a reader over an Anthropic stream, through the patched global fetch', { timeout: 15_000 }, async (t) => {
-      const schedule = { tokens: 25, ttftMs: 200, tokenMs: 10, seed: 3 };
-      const result = await page.evaluate((args) => window.plainAnthropic(args), { model: 'claude-scripted', schedule });
-      await checkPage(page, result);
-      const resolved = resolveSchedule('claude-scripted', schedule);
-      const offsets = planOffsets(resolved);
-      assert.deepEqual(result.schedule.offsetsMs, offsets);
-      assert.equal(result.metered, true);
-
-      assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
-      const [report] = result.reports;
-      assert.equal(report.format, 'anthropic');
-      assert.equal(report.status, 'ok');
-      assert.equal(report.model, 'claude-scripted');
-      assert.equal(report.finishReason, 'end_turn');
-      assert.equal(report.tokenSource, 'usage');
-      assert.equal(report.outputTokens, schedule.tokens);
-      assert.equal(report.outputEventsByKind.answer, schedule.tokens);
-      checkTimings(t, report, offsets, 'anthropic');
-      assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
-
-      const connection = llm.connections().find((c) => c.id === result.connection);
-      assert.equal(connection.closedBy, 'server');
-    });
-
-    test('a non-streaming fetch through the patched fetch is passed through and not reported', { timeout: 10_000 }, async () => {
-      const result = await page.evaluate(() => window.plainPage());
-      await checkPage(page, result);
-      assert.equal(result.fetchPatched, true);
-      assert.deepEqual(result.reports, []);
-      assert.equal(result.same, true, 'same body as the unpatched fetch');
-      assert.ok(result.length > 0);
-      assert.equal(result.status, 200);
-      assert.match(result.contentType, /^text\/html/);
-      assert.equal(result.metered, false);
-    });
+    const connection = llm.connections().find((c) => c.id === result.connection);
+    assert.equal(connection.method, 'POST');
+    assert.equal(connection.path, '/v1/chat/completions');
+    assert.ok(connection.closedAt !== null && connection.closedBy !== null, `connection still open: ${JSON.stringify(connection)}`);
   });
-}
+
+  test('the AI SDK DefaultChatTransport through the patched global fetch', { timeout: 15_000 }, async (t) => {
+    const installed = await page.evaluate(() => window.installFetch());
+    assert.equal(installed.fetchPatched, true);
+    const query = { tokens: '30', ttftMs: '120', tokenMs: '12', seed: '7' };
+    const result = await page.evaluate((q) => window.aiSdkTransport({ query: q }), `?${new URLSearchParams(query)}`);
+    await checkPage(page, result);
+    const schedule = resolveSchedule('scripted', null, query);
+    const offsets = planOffsets(schedule);
+    assert.ok(result.kinds.includes('finish'), `chunks: ${result.kinds}`);
+
+    assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
+    const [report] = result.reports;
+    assert.equal(report.format, 'ai-sdk-ui');
+    assert.equal(report.status, 'ok');
+    assert.equal(report.outputEventsByKind.answer, schedule.tokens);
+    // The UI message stream carries no token usage the meter reads: N is estimated from the text.
+    assert.equal(report.tokenSource, 'estimate');
+    assert.ok(report.outputTokens > 0);
+    checkTimings(t, report, offsets, 'ai-sdk-ui');
+    assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
+
+    const connection = llm.connections().filter((c) => c.method === 'POST' && c.path === '/api/ui-chat').at(-1);
+    assert.ok(connection.closedAt !== null, `connection still open: ${JSON.stringify(connection)}`);
+  });
+
+  test('plain fetch and a reader over an Anthropic stream, through the patched global fetch', { timeout: 15_000 }, async (t) => {
+    const schedule = { tokens: 25, ttftMs: 200, tokenMs: 10, seed: 3 };
+    const result = await page.evaluate((args) => window.plainAnthropic(args), { model: 'claude-scripted', schedule });
+    await checkPage(page, result);
+    const resolved = resolveSchedule('claude-scripted', schedule);
+    const offsets = planOffsets(resolved);
+    assert.deepEqual(result.schedule.offsetsMs, offsets);
+    assert.equal(result.metered, true);
+
+    assert.equal(result.reports.length, 1, JSON.stringify(result.reports));
+    const [report] = result.reports;
+    assert.equal(report.format, 'anthropic');
+    assert.equal(report.status, 'ok');
+    assert.equal(report.model, 'claude-scripted');
+    assert.equal(report.finishReason, 'end_turn');
+    assert.equal(report.tokenSource, 'usage');
+    assert.equal(report.outputTokens, schedule.tokens);
+    assert.equal(report.outputEventsByKind.answer, schedule.tokens);
+    checkTimings(t, report, offsets, 'anthropic');
+    assert.equal(result.text, answerTokens(schedule.tokens, schedule.seed).join(''));
+
+    const connection = llm.connections().find((c) => c.id === result.connection);
+    assert.equal(connection.closedBy, 'server');
+  });
+
+  test('a non-streaming fetch through the patched fetch is passed through and not reported', { timeout: 10_000 }, async () => {
+    const result = await page.evaluate(() => window.plainPage());
+    await checkPage(page, result);
+    assert.equal(result.fetchPatched, true);
+    assert.deepEqual(result.reports, []);
+    assert.equal(result.same, true, 'same body as the unpatched fetch');
+    assert.ok(result.length > 0);
+    assert.equal(result.status, 200);
+    assert.match(result.contentType, /^text\/html/);
+    assert.equal(result.metered, false);
+  });
+});

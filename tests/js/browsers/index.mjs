@@ -9,6 +9,7 @@
 // fresh: no storage shared with another page. What goes wrong inside a page: `pageProblems(page)`.
 //
 // LLM_UX_ENGINES=chromium,webkit (say) runs a subset.
+import { describe, before, after } from 'node:test';
 import { launchChromiumEngine } from './chromium.mjs';
 import { launchFirefox } from './firefox.mjs';
 import { launchWebKit } from './webkit.mjs';
@@ -22,6 +23,23 @@ export const ENGINES = (process.env.LLM_UX_ENGINES ?? 'chromium,firefox,webkit')
 
 /** Starts `engine`; resolves to a browser with `newPage()` and `close()`. */
 export const launch = (engine) => LAUNCHERS[engine]();
+
+/**
+ * Registers `suite(engine, browser)` once per engine, as a `describe` named after it: the engine is
+ * launched before the suite's tests and closed after them; `browser.newPage()` opens a page in it.
+ */
+export function forEachEngine(suite) {
+  for (const engine of ENGINES) {
+    describe(engine, () => {
+      let launched;
+      before(async () => {
+        launched = await launch(engine);
+      });
+      after(() => launched?.close());
+      suite(engine, { newPage: () => launched.newPage() });
+    });
+  }
+}
 
 /**
  * For node:test's `skip` option: false where `engine` is one of `engines`, otherwise the reason it cannot
