@@ -7,7 +7,7 @@ export async function newSession(driverUrl, capabilities) {
   const session = (method, path, body) => command(driverUrl, method, `/session/${sessionId}${path}`, body);
   // Evaluations wait as long as the test lets them; the test's own timeout bounds them.
   await session('POST', '/timeouts', { script: 600_000, pageLoad: 30_000 });
-  return {
+  const page = {
     goto: (url) => session('POST', '/url', { url }),
     /** Runs `fn(arg)` in the page and waits for its promise; `arg` and the result go through JSON. */
     async evaluate(fn, arg) {
@@ -17,22 +17,22 @@ export async function newSession(driverUrl, capabilities) {
       if (outcome.error !== undefined) throw new Error(`evaluate: ${outcome.error}`);
       return outcome.value;
     },
+    /** Polls `fn(arg)` every 50 ms until it is truthy; rejects after `timeout` ms. */
+    async waitForFunction(fn, arg, { timeout = 30_000 } = {}) {
+      const deadline = Date.now() + timeout;
+      for (;;) {
+        const value = await page.evaluate(fn, arg);
+        if (value) return value;
+        if (Date.now() > deadline) throw new Error(`waitForFunction: still false after ${timeout} ms: ${fn}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
     reload: () => session('POST', '/refresh'),
     goBack: () => session('POST', '/back'),
     /** Closes the window (as a user closes a tab: unload events run), which ends the session. */
     close: () => session('DELETE', '/window'),
   };
-}
-
-/** Polls `fn(arg)` every 50 ms until it is truthy; rejects after `timeout` ms. */
-export async function pollUntil(page, fn, arg, { timeout = 30_000 } = {}) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await page.evaluate(fn, arg);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`waitForFunction: still false after ${timeout} ms: ${fn}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return page;
 }
 
 async function command(driverUrl, method, path, body) {

@@ -4,7 +4,7 @@
 // page is a driver and a MiniBrowser of its own: a fresh profile, as Playwright's `newPage()` gives.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { newSession, pollUntil } from './webdriver.mjs';
+import { newSession } from './webdriver.mjs';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 
@@ -19,7 +19,6 @@ export async function launchWebKit() {
         const page = await newSession(driver.url, { 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } });
         return {
           ...page,
-          waitForFunction: (fn, arg, options) => pollUntil(page, fn, arg, options),
           async close() {
             await page.close().catch(() => {});
             drivers.delete(driver);
