@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { ROOT, ensureBuilt, snapshotDist, machine, bundleEventsourceParser, load } from './lib/env.mjs';
 import { serveBench } from './lib/server.mjs';
 import { launchChromium } from './lib/browser.mjs';
+import { launchFirefox } from './lib/firefox.mjs';
 import { fmt, pct, table, withTimeout, progress } from './lib/stats.mjs';
 import { cpuWatch, waitForQuiet } from './lib/cpu.mjs';
 import { shippedNames } from './lib/wasm.mjs';
@@ -22,11 +23,11 @@ import * as collector from './collector.mjs';
 
 // [id, module, timeout ms, timed: wait (at most 20 s) for other processes to quiet down first]
 const SECTIONS = [
-  ['main-thread', mainThread, 330_000, true],
+  ['main-thread', mainThread, 600_000, true],
   ['throughput', throughput, 240_000, true],
   ['size', size, 60_000, false],
   ['memory', memory, 240_000, false],
-  ['accuracy', accuracy, 360_000, true],
+  ['accuracy', accuracy, 720_000, true],
   ['token-estimate', tokenEstimate, 120_000, false],
   ['collector', collector, 4_500_000, false],
 ];
@@ -47,11 +48,11 @@ const site = await serveBench(
   { '/vendor/eventsource-parser.js': parser.code },
 );
 const llm = await startScriptedServer({ port: 0 });
-const browser = await launchChromium();
-const chromium = browser.version();
-progress(`Chromium ${chromium}, Node ${process.version}, ${host.cores} cores, load ${load()}`);
+const [browser, firefox] = await Promise.all([launchChromium(), launchFirefox()]);
+const versions = { chromium: browser.version(), firefox: firefox.version() };
+progress(`Chromium ${versions.chromium}, Firefox ${versions.firefox}, Node ${process.version}, ${host.cores} cores, load ${load()}`);
 const ctx = {
-  root: ROOT, browser, site, llm, dist, parser, host,
+  root: ROOT, browser, firefox, site, llm, dist, parser, host,
   sources: { indexJs: readFileSync(join(dist.dir, 'index.js'), 'utf8'), parserJs: parser.code },
 };
 // Wasm function names for profiles and the size breakdown: computed once, when first needed (not
@@ -82,12 +83,13 @@ try {
   }
 } finally {
   await browser.close().catch(() => {});
+  await firefox.close().catch(() => {});
   await llm.close().catch(() => {});
   await site.close().catch(() => {});
 }
 const loadAtEnd = load();
 const totalSeconds = (performance.now() - t0) / 1000;
-const markdown = render({ results, host, chromium, started, totalSeconds, loadAtEnd, dist, parser, built });
+const markdown = render({ results, host, versions, started, totalSeconds, loadAtEnd, dist, parser, built });
 dist.cleanup();
 
 if (only) {
@@ -106,7 +108,7 @@ function status(goal) {
   return goal.status ?? (goal.met ? 'met' : '**missed**');
 }
 
-function render({ results, host, chromium, started, totalSeconds, loadAtEnd, dist, parser, built }) {
+function render({ results, host, versions, started, totalSeconds, loadAtEnd, dist, parser, built }) {
   const goals = results.flatMap((r) => (r.goals ?? []).map((g) => [g.name, g.value, status(g), `§${results.indexOf(r) + 1}`]));
   const gib = (b) => `${(b / 2 ** 30).toFixed(1)} GiB`;
   const loads = results.map((r) => `${r.id} ${r.loadBefore}`).join('; ');
@@ -128,9 +130,10 @@ function render({ results, host, chromium, started, totalSeconds, loadAtEnd, dis
       ['memory', gib(host.memoryBytes)],
       ['OS kernel', host.kernel],
       ['Node', host.node],
-      ['Chromium', `${chromium} (Debian \`/usr/bin/chromium\`, headless, driven by playwright-core)`],
+      ['Chromium', `${versions.chromium} (Debian \`/usr/bin/chromium\`, headless, driven by playwright-core)`],
+      ['Firefox', `${versions.firefox} (Debian \`/usr/bin/firefox-esr\`, headless, driven by puppeteer-core over WebDriver BiDi; used by the main-thread and accuracy sections)`],
       ['load average (1 / 5 / 15 min)', `before each section: ${loads}; at the end: ${loadAtEnd}`],
-      ['CPU used by other processes', `share of the whole machine taken by processes other than this bench and its browser, per section (from /proc): ${shares}`],
+      ['CPU used by other processes', `share of the whole machine taken by processes other than this bench and its browsers, per section (from /proc): ${shares}`],
       ['commit', `${host.commit ?? 'unknown'}${host.dirtyFiles ? ` with ${host.dirtyFiles} uncommitted changes in the tree` : ''}`],
       ['package measured', `a snapshot of \`dist/\` taken at the start${built ? ' (built by this run)' : ''}: ` +
         dist.files.map((f) => `\`${f.path}\` ${fmt(f.bytes)} B, sha256 ${f.sha256.slice(0, 12)}…, built ${f.mtime.toISOString().slice(0, 16).replace('T', ' ')}`).join('; ')],

@@ -1,5 +1,6 @@
 // Headless Chromium for the bench: Debian's /usr/bin/chromium through playwright-core (never a
 // downloaded browser), the same flags as the browser tests, and CDP helpers (GC, heap, CPU profile).
+// The bench page opens in Firefox too (lib/firefox.mjs), without the CDP helpers.
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [
@@ -11,9 +12,15 @@ export function launchChromium() {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
 }
 
-/** Opens the bench page and waits for its module to load; page errors are collected in `problems`. */
-export async function openBenchPage(ctx) {
-  const page = await ctx.browser.newPage();
+/** The browsers the bench page opens in (`openBenchPage`'s `engine`), with their names. */
+export const ENGINES = { chromium: 'Chromium', firefox: 'Firefox' };
+
+/**
+ * Opens the bench page in `engine` (a key of ENGINES) and waits for its module to load; page errors
+ * are collected in `problems`. `cdp` and its helpers are Chromium's only (null in Firefox).
+ */
+export async function openBenchPage(ctx, engine = 'chromium') {
+  const page = await (engine === 'firefox' ? ctx.firefox : ctx.browser).newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(String(e)));
   page.setDefaultTimeout(120_000);
@@ -21,11 +28,22 @@ export async function openBenchPage(ctx) {
   await page.waitForFunction(() => window.ready === true || window.loadError, null, { timeout: 30_000 });
   const loadError = await page.evaluate(() => window.loadError ?? null);
   if (loadError) throw new Error(`bench page failed to load: ${loadError}`);
-  const cdp = await page.context().newCDPSession(page);
+  const cdp = engine === 'chromium' ? await page.context().newCDPSession(page) : null;
   return {
     page,
     cdp,
     problems,
+    /** The smallest step of the page's `performance.now()` in ms (coarsened by the browser unless cross-origin isolated). */
+    clockStepMs: () => page.evaluate(() => {
+      let step = Infinity;
+      let last = performance.now();
+      for (const end = last + 50; last < end;) {
+        const now = performance.now();
+        if (now > last) step = Math.min(step, now - last);
+        last = now;
+      }
+      return Math.round(step * 1000) / 1000; // to the µs: 0.1, not 0.09999999
+    }),
     /** Full GC (twice: a second pass collects what the first finalised). */
     async gc() {
       await cdp.send('HeapProfiler.collectGarbage');
