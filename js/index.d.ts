@@ -156,6 +156,12 @@ export interface Report {
   hidden: boolean;
   finishReason: string | null;
   anomalies: { malformedEvents: number; oversizeDropped: number; unterminatedLast: boolean };
+  /**
+   * The step of the clock the stream was timed with, in ms (100, 1, 0.1, 0.02, 0.005 or 0.001), read
+   * off its times: 1 in Firefox and Safari, 0.1 in Chrome, finer when cross-origin isolated. Every
+   * time and gap is a whole multiple of it.
+   */
+  clockMs: number;
   /** Metric definition version. */
   def: number;
 }

@@ -16,3 +16,7 @@ pub fn sqrt(x: f64) -> f64 {
 pub fn exp(x: f64) -> f64 {
     libm::exp(x)
 }
+
+pub fn round(x: f64) -> f64 {
+    libm::round(x)
+}

@@ -89,6 +89,7 @@ fn replayed_stream_matches_hand_computed_report() {
     close(delay.p50, &want["renderDelay"]["p50"], RELATIVE_ACCURACY, "render delay p50");
     close(delay.p90, &want["renderDelay"]["p90"], RELATIVE_ACCURACY, "render delay p90");
     assert_eq!(r.hidden, want["hidden"]);
+    assert_eq!(r.clock_ms, want["clockMs"].as_f64().unwrap());
     assert_eq!(u64::from(r.def), want["def"].as_u64().unwrap());
     assert_eq!(r.anomalies.unterminated_last, want["anomalies"]["unterminatedLast"]);
 }
@@ -134,6 +135,22 @@ fn tpot_is_null_below_two_tokens() {
     assert_eq!(r.output_tokens, 1);
     assert_eq!((r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second), (None, None, None));
     assert_eq!(r.ttft_ms, Some(12.0));
+}
+
+#[test]
+fn clock_step_is_read_off_every_time_the_stream_was_given() {
+    let step = |times: [f64; 5]| {
+        let mut stream = Stream::new(Some(Format::OpenAi), times[0]);
+        stream.response(200, "text/event-stream", false, false, times[1]);
+        stream.chunk(openai("one").as_bytes(), times[2]);
+        stream.rendered(times[3], RenderSource::Explicit);
+        stream.end(times[4], Ending::Complete).clock_ms
+    };
+    assert_eq!(step([1000.0, 1050.0, 1100.0, 1116.0, 1120.0]), 1.0);
+    // A finer time anywhere, the end included, makes the step finer.
+    assert_eq!(step([1000.0, 1050.3, 1100.0, 1116.0, 1120.0]), 0.1);
+    assert_eq!(step([1000.0, 1050.0, 1100.0, 1116.0, 1120.005]), 0.005);
+    assert_eq!(step([1000.0, 1050.0, 1100.0, 1116.7, 1120.0]), 0.1);
 }
 
 #[test]

@@ -53,6 +53,7 @@ export function buildReport(n, texts, { id, startedAt, model, url, dimensions })
     hidden: n[34] === 1,
     finishReason: texts[1] || null,
     anomalies: { malformedEvents: n[35], oversizeDropped: n[36], unterminatedLast: n[37] === 1 },
+    clockMs: n[39],
     def: n[38],
   };
 }

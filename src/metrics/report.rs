@@ -140,5 +140,8 @@ pub struct Report {
     pub duration_ms: Option<f64>,
     pub hidden: bool,
     pub anomalies: Anomalies,
+    /// The step of the clock the stream was timed with (ms), read off its times: see
+    /// [`crate::metrics::clock`]. Times and gaps are whole multiples of it.
+    pub clock_ms: f64,
     pub def: u32,
 }

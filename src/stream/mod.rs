@@ -15,6 +15,7 @@ mod tally;
 
 use crate::decode::{Format, OutputKind};
 use crate::framing::DEFAULT_CAP;
+use crate::metrics::clock::ClockStep;
 use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, KindCounts, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
 use crate::metrics::sketch::Sketch;
 use crate::metrics::timeline::Timeline;
@@ -46,6 +47,7 @@ pub struct Stream {
     render_source: Option<RenderSource>,
     hidden: bool,
     last_chunk_at: Option<f64>,
+    clock: ClockStep,
 }
 
 impl Stream {
@@ -56,6 +58,8 @@ impl Stream {
 
     /// As [`Stream::new`], dropping any event or line larger than `cap` bytes.
     pub fn with_cap(format: Option<Format>, start: f64, cap: usize) -> Self {
+        let mut clock = ClockStep::default();
+        clock.observe(start);
         Stream {
             framer: Framer::new(format, cap),
             tally: Tally::default(),
@@ -64,12 +68,14 @@ impl Stream {
             render_source: None,
             hidden: false,
             last_chunk_at: None,
+            clock,
         }
     }
 
     /// The response headers arrived at `at`: gives TTFB, the HTTP status and format hints.
     pub fn response(&mut self, status: u16, content_type: &str, ui_stream_header: bool, data_stream_header: bool, at: f64) {
         self.http_status = Some(status);
+        self.clock.observe(at);
         self.timeline.headers_at.get_or_insert(at);
         self.framer.response(content_type, ui_stream_header, data_stream_header);
     }
@@ -77,6 +83,7 @@ impl Stream {
     /// The app's reader received `bytes` at `at`. O(len).
     pub fn chunk(&mut self, bytes: &[u8], at: f64) {
         self.framer.push(bytes, &mut self.tally);
+        self.clock.observe(at);
         self.last_chunk_at = Some(at);
         self.note_arrivals(at);
     }
@@ -90,6 +97,7 @@ impl Stream {
         } else {
             self.render_source.get_or_insert(source);
         }
+        self.clock.observe(at);
         self.timeline.paint(at);
     }
 
@@ -107,6 +115,7 @@ impl Stream {
     pub fn end(mut self, at: f64, ending: Ending) -> Report {
         self.framer.finish(&mut self.tally);
         self.tally.finish();
+        self.clock.observe(at);
         // An event taken at the end arrived with the last chunk, not when the end was noticed.
         self.note_arrivals(self.last_chunk_at.unwrap_or(at));
         self.report(ending)
@@ -170,6 +179,7 @@ impl Stream {
                 oversize_dropped: self.framer.oversize_dropped(),
                 unterminated_last: self.framer.unterminated(),
             },
+            clock_ms: self.clock.ms(),
             def: DEFINITION_VERSION,
         }
     }

@@ -6,7 +6,7 @@ use crate::metrics::report::{RenderSource, Report, Status, TokenSource};
 use alloc::vec::Vec;
 
 /// Number of values [`numbers`] returns.
-pub const LEN: usize = 39;
+pub const LEN: usize = 40;
 
 pub fn numbers(r: &Report) -> Vec<f64> {
     let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
@@ -55,6 +55,7 @@ pub fn numbers(r: &Report) -> Vec<f64> {
         f64::from(r.anomalies.oversize_dropped),
         f64::from(u8::from(r.anomalies.unterminated_last)),
         f64::from(r.def),
+        r.clock_ms,
     ]);
     out
 }

@@ -69,6 +69,9 @@ function lacks(t, engine, use, plain, hooked) {
 // Chromium; Firefox and WebKit deliver later (5 to 17 ms seen in Firefox).
 const TRANSIT_MS = { chromium: 10, firefox: 25, webkit: 25 };
 
+// The step each engine coarsens performance.now() to on a page that is not cross-origin isolated.
+const CLOCK_MS = { chromium: 0.1, firefox: 1, webkit: 1 };
+
 /** Streams `format` once through the hooked fetch; returns the report and its deltas from the truth. */
 async function measure(engine, page, format, offsets, streamsSoFar) {
   const { url, init } = request(format);
@@ -80,6 +83,7 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
   assert.equal(report.status, 'ok', format);
   if (format !== 'text') assert.equal(report.outputEvents, SCHEDULE.tokens, `${format}: output events`);
   assert.equal(report.renderSource, 'frame');
+  assert.equal(report.clockMs, CLOCK_MS[engine], `${format}: the clock step ${engine} times with`);
   // The stall: the arrival gap across it is the schedule's, give or take the lateness of either read;
   // the render gap is the page's own longest gap between paints, within two frames at 60 Hz (WebKit
   // under Xvfb presents 30 to 60 frames a second, so a fixed floor would not fit every engine).

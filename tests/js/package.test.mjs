@@ -19,7 +19,7 @@ test('a timed replay gives the hand-computed report, field by field', async () =
   const report = replay(meter, timed);
   const want = timed.expected;
   const exact = ['model', 'format', 'status', 'httpStatus', 'renderSource', 'finishReason', 'outputTokens', 'tokenSource',
-    'reasoningTokens', 'outputEvents', 'outputEventsByKind', 'stalls', 'hidden', 'def', 'anomalies', 'ttfbMs', 'ttftMs',
+    'reasoningTokens', 'outputEvents', 'outputEventsByKind', 'stalls', 'hidden', 'clockMs', 'def', 'anomalies', 'ttfbMs', 'ttftMs',
     'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'durationMs'];
   for (const key of exact) assert.deepEqual(report[key], want[key], key);
   assertClose(report.tokensPerSecond, want.tokensPerSecond, 1e-12, 'tokensPerSecond');
@@ -35,7 +35,7 @@ test('a timed replay gives the hand-computed report, field by field', async () =
   assert.equal(report.variant, 'B');
   const fields = ['id', 'startedAt', 'model', 'scenario', 'variant', 'format', 'status', 'httpStatus', 'renderSource', 'ttfbMs',
     'ttftMs', 'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'tokensPerSecond', 'outputTokens', 'tokenSource',
-    'reasoningTokens', 'outputEvents', 'gaps', 'arrivalGaps', 'jitterMs', 'stalls', 'renderDelay', 'durationMs', 'hidden', 'def'];
+    'reasoningTokens', 'outputEvents', 'gaps', 'arrivalGaps', 'jitterMs', 'stalls', 'renderDelay', 'durationMs', 'hidden', 'clockMs', 'def'];
   for (const field of fields) assert.ok(field in report, `report has ${field}`);
 });
 
