@@ -89,7 +89,10 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
   // under Xvfb presents 30 to 60 frames a second, so a fixed floor would not fit every engine).
   const scheduledStall = Math.max(...offsets.slice(1).map((t, i) => t - offsets[i]));
   const pageStall = Math.max(...result.paints.slice(1).map((t, i) => t - result.paints[i]));
-  assert.ok(report.stalls.count >= 1, `${format}: the stall is seen: ${JSON.stringify(report.stalls)}`);
+  // Where the page painted the stall the report must have it; a run whose report has none otherwise
+  // (seen once, in WebKit's first stream) is out of bounds and retried.
+  const stallSeen = report.stalls.count >= 1;
+  if (pageStall >= 500) assert.ok(stallSeen, `${format}: the page painted a ${pageStall} ms stall: ${JSON.stringify(report.stalls)}`);
   // The server cannot send the first token before its planned time: the page's first read after it
   // is when the app got it, and the first paint after that is when the user saw it.
   const pageFirstToken = result.arrivals.find((t) => t >= offsets[0] - 1);
@@ -104,7 +107,7 @@ async function measure(engine, page, format, offsets, streamsSoFar) {
     arrivalStall: report.arrivalGaps.max - scheduledStall,
     renderStall: report.stalls.longestMs - pageStall,
   };
-  const within = Math.abs(deltas.vsPage) <= 2 && deltas.vsSchedule >= 0 && deltas.vsSchedule <= TRANSIT_MS[engine] &&
+  const within = stallSeen && Math.abs(deltas.vsPage) <= 2 && deltas.vsSchedule >= 0 && deltas.vsSchedule <= TRANSIT_MS[engine] &&
     Math.abs(deltas.tpot) <= Math.min(2, truthTpot * 0.01 + 0.25) && Math.abs(deltas.render) <= 1000 / 60 &&
     Math.abs(deltas.arrivalStall) <= TRANSIT_MS[engine] && Math.abs(deltas.renderStall) <= 2000 / 60;
   return { deltas, within };
