@@ -79,6 +79,8 @@ pub struct Record {
     pub duration_ms: Option<f64>,
     pub hidden: bool,
     pub finish_reason: Option<String>,
+    /// `None` from packages that predate the field.
+    pub clock_ms: Option<f64>,
     pub def: i64,
     pub connection: Option<String>,
     pub rtt_ms: Option<f64>,
@@ -135,6 +137,8 @@ const DEFINITION: Range = Range { min: 1.0, max: 1000.0, meaning: "a metric defi
 const HTTP_STATUS: Range = Range { min: 0.0, max: 999.0, meaning: "an HTTP status" };
 const DEVICE_MEMORY_GB: Range = Range { min: 0.0, max: 1024.0, meaning: "GiB of device memory" };
 const CORES: Range = Range { min: 1.0, max: 4096.0, meaning: "logical cores" };
+/// From a microsecond to a second: browsers step their clocks by 100 ms at the coarsest.
+const CLOCK_STEP: Range = Range { min: 0.001, max: 1000.0, meaning: "the step of a clock in ms" };
 
 /// Checks a parsed JSON value as an envelope, `now_ms` being the collector's clock (epoch ms; any
 /// value is safe). O(size of the value): each field is read once, and the search for a field the
@@ -253,6 +257,7 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
     anomalies.integer("oversizeDropped", &COUNT)?;
     anomalies.boolean("unterminatedLast")?;
     anomalies.no_other_fields()?;
+    let clock_ms = o.optional_number("clockMs", &CLOCK_STEP)?;
     let def = o.integer("def", &DEFINITION)?;
     let connection = o.nullable_string("connection", CONNECTION_CHARS)?;
     let rtt_ms = o.nullable_number("rttMs", &DURATION)?;
@@ -298,6 +303,7 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
         duration_ms,
         hidden,
         finish_reason,
+        clock_ms,
         def,
         connection,
         rtt_ms,
@@ -312,8 +318,8 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
 struct Obj<'a> {
     map: &'a Map<String, Value>,
     path: String,
-    /// Every field the schema names is required, so once all of them are read, a field not read is
-    /// one the schema does not name.
+    /// Every field the schema names is required, or optional and read when present, so once all of
+    /// them are read, a field not read is one the schema does not name.
     read: Vec<&'static str>,
 }
 
@@ -373,6 +379,15 @@ impl<'a> Obj<'a> {
             return Ok(None);
         }
         self.number_in(key, v, range, "a number or null").map(Some)
+    }
+
+    /// A number within `range`, or `None` when the field is absent (`null` is refused: the schema
+    /// allows a number only).
+    fn optional_number(&mut self, key: &'static str, range: &Range) -> Result<Option<f64>, Invalid> {
+        if !self.map.contains_key(key) {
+            return Ok(None);
+        }
+        self.number(key, range).map(Some)
     }
 
     /// An integer within `range` (whose bounds are integers far below 2^53, so the cast is exact).

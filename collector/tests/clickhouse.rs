@@ -293,6 +293,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     r["httpStatus"] = json!(201);
     r["hidden"] = json!(true);
     r["finishReason"] = json!(HOSTILE[0]);
+    r["clockMs"] = json!(0.02);
     r["url"] = Value::Null;
     let mut env = envelope(vec![r]);
     env["sampleRate"] = json!(0.25);
@@ -303,7 +304,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     let mut stmt = conn.prepare("SELECT * FROM records WHERE id = 'cols'").unwrap();
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let values: Vec<rusqlite::types::Value> = stmt.query_row([], |row| (0..names.len()).map(|i| row.get(i)).collect()).unwrap();
-    assert!(names.len() >= 49);
+    assert!(names.len() >= 50);
     for (name, value) in names.iter().zip(values) {
         use rusqlite::types::Value as Sql;
         let got = stored.get(name).unwrap_or_else(|| panic!("ClickHouse has no column {name}"));
@@ -445,6 +446,21 @@ fn a_failed_insert_stores_nothing_and_says_so() {
     backend::clickhouse("ALTER TABLE records DROP COLUMN refuse", Some(&db));
     insert_both(&ch, &sqlite, &batches[0]);
     assert_same_answers(&ch, &sqlite);
+}
+
+#[test]
+fn a_records_table_made_before_a_column_was_added_gets_it() {
+    let Some((url, db)) = fresh_database("a_records_table_made_before_a_column_was_added_gets_it") else { return };
+    let before = validate::envelope(&envelope(vec![record("before")]), now_ms()).unwrap();
+    ClickHouseStore::open(&url, &db).unwrap().insert_batch(&before, 0).unwrap();
+    backend::clickhouse("ALTER TABLE records DROP COLUMN clock_ms", Some(&db));
+    let mut r = record("after");
+    r["clockMs"] = json!(0.1);
+    let mut env = envelope(vec![r]);
+    env["batchId"] = json!("b-2");
+    ClickHouseStore::open(&url, &db).unwrap().insert_batch(&validate::envelope(&env, now_ms()).unwrap(), 0).unwrap();
+    let stored = backend::clickhouse("SELECT id, clock_ms FROM records ORDER BY id FORMAT CSV", Some(&db));
+    assert_eq!(stored, "\"after\",0.1\n\"before\",\\N\n");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The SQLite file across collector versions: a version-1 file (records, no rollups) and a version-2
-//! file (rollups without their stream counts) get their rollups built from their records on open; a
-//! file from a newer collector is refused.
+//! file (rollups without their stream counts) get their rollups built from their records on open;
+//! files of versions 1 to 3 get the `clock_ms` column; a file from a newer collector is refused.
 
 mod common;
 
@@ -44,7 +44,7 @@ fn reopened_after(path: &Path, sql: &str, window: &llm_ux_collector::params::Win
     let store = SqliteStore::open(path).unwrap();
     assert_eq!(&summary::summary(&store, window).unwrap().to_json(), before);
     let version: i64 = rusqlite::Connection::open(path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn a_version_1_file_gets_its_rollups_built_from_its_records() {
     let before = store_records_and_summarize(&path, &window);
     assert_eq!(before["groups"].as_array().unwrap().len(), 6);
     // What a version-1 collector left: the same records, no rollups table.
-    reopened_after(&path, "DROP TABLE rollups; PRAGMA user_version = 1;", &window, &before);
+    reopened_after(&path, "DROP TABLE rollups; ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 1;", &window, &before);
 }
 
 #[test]
@@ -66,9 +66,29 @@ fn a_version_2_file_gets_its_rollups_rebuilt_with_their_stream_counts() {
     let before = store_records_and_summarize(&path, &window);
     assert_eq!(before["totalGroups"], json!(3));
     // What a version-2 collector left: rollups without the `streams` column (which ranks groups).
-    reopened_after(&path, "ALTER TABLE rollups DROP COLUMN streams; PRAGMA user_version = 2;", &window, &before);
+    reopened_after(&path, "ALTER TABLE rollups DROP COLUMN streams; ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 2;", &window, &before);
     let streams: i64 = rusqlite::Connection::open(&path).unwrap().query_row("SELECT sum(streams) FROM rollups WHERE grain = 'd'", [], |r| r.get(0)).unwrap();
     assert_eq!(streams, 400);
+}
+
+#[test]
+fn a_version_3_file_gets_the_clock_column_and_keeps_its_records() {
+    let dir = TempDir::new("schema-3");
+    let path = dir.0.join("beacons.db");
+    let window = summary::parse(Some("from=1700000000000&to=1700300000000&groupBy=model"), 0).unwrap();
+    let before = store_records_and_summarize(&path, &window);
+    reopened_after(&path, "ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 3;", &window, &before);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (rows, clocks): (i64, i64) = conn.query_row("SELECT count(*), count(clock_ms) FROM records", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!((rows, clocks), (400, 0), "records from before the column have no clock step");
+    drop(conn);
+    let mut r = record("v4-0");
+    r["startedAt"] = json!(CLOCK);
+    let mut env = envelope(vec![r]);
+    env["sentAt"] = json!(CLOCK);
+    SqliteStore::open(&path).unwrap().insert_batch(&validate::envelope(&env, CLOCK).unwrap(), 0).unwrap();
+    let clock: f64 = rusqlite::Connection::open(&path).unwrap().query_row("SELECT clock_ms FROM records WHERE id = 'v4-0'", [], |r| r.get(0)).unwrap();
+    assert_eq!(clock, 0.005);
 }
 
 #[test]
@@ -78,5 +98,5 @@ fn a_file_from_a_newer_collector_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 9;").unwrap();
     let error = SqliteStore::open(&path).err().expect("refused").to_string();
-    assert!(error.contains("schema version 9, newer than this collector's 3"), "{error}");
+    assert!(error.contains("schema version 9, newer than this collector's 4"), "{error}");
 }

@@ -154,8 +154,9 @@ fn float(v: f64) -> String {
 
 impl ClickHouseStore {
     /// Connects to the ClickHouse at `url` (`http://host:port`, see [`client`]), creates `database`,
-    /// its tables and views when missing, marks the duplicate copies a collector killed mid-write
-    /// may have left (the last [`SWEEP_MS`]), and starts the writer and upkeep threads. Fails when ClickHouse
+    /// its tables and views when missing (and the columns added since, in a `records` table made
+    /// before them), marks the duplicate copies a collector killed mid-write may have left (the last
+    /// [`SWEEP_MS`]), and starts the writer and upkeep threads. Fails when ClickHouse
     /// does not answer, refuses the schema, the name is not a plain identifier, or the database was
     /// made by a collector before rollups moved into ClickHouse (docs/deploy.md, upgrading).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
@@ -174,6 +175,12 @@ impl ClickHouseStore {
         }
         for statement in sql::schema(&db.db) {
             db.query(&statement)?;
+        }
+        for column in sql::ADDED_RECORD_COLUMNS {
+            let present = format!("SELECT name FROM system.columns WHERE database = {name} AND table = 'records' AND name = {}", sql::quote(column));
+            if db.strings(&present)?.is_empty() {
+                db.query(&sql::added_column(&db.db, column))?;
+            }
         }
         let names: Vec<String> = INSERT_SETTINGS.iter().map(|(name, _)| sql::quote(name)).collect();
         let known = db.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;

@@ -24,7 +24,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Reader connections: up to this many reads run at once (more wait for one to be free).
 pub const READERS: usize = 4;
@@ -74,6 +74,7 @@ CREATE TABLE IF NOT EXISTS records (
     duration_ms         REAL,
     hidden              INTEGER NOT NULL,
     finish_reason       TEXT,
+    clock_ms            REAL,
     rtt_ms              REAL,
     device_memory_gb    REAL,
     cores               INTEGER,
@@ -109,11 +110,12 @@ const INSERT: &str = "INSERT INTO records (
     render_source, browser, ttfb_ms, ttft_ms, ttft_arrival_ms, ttfo_ms, tpot_ms, tpot_arrival_ms, tokens_per_second,
     output_tokens, token_source, reasoning_tokens, output_events, gap_p50_ms, gap_p90_ms, gap_p99_ms, gap_max_ms,
     arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
-    render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, rtt_ms, device_memory_gb, cores,
-    session_id, page_id, batch_id, sample_rate, received_at, raw
+    render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, clock_ms, rtt_ms, device_memory_gb,
+    cores, session_id, page_id, batch_id, sample_rate, received_at, raw
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,
-    ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49
+    ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49,
+    ?50
 ) ON CONFLICT(id) DO NOTHING";
 
 /// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
@@ -136,8 +138,9 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
-    /// A file of schema version 1 or 2 gets its rollups rebuilt from its records (O(records), once);
-    /// a file of a newer version is refused.
+    /// A file of schema version 1 or 2 gets its rollups rebuilt from its records (O(records), once),
+    /// one of version 1 to 3 the `clock_ms` column (null in its records); a file of a newer version
+    /// is refused.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
@@ -154,13 +157,17 @@ impl SqliteStore {
             return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
         }
         // Version 1 had no rollups, version 2 no `streams` column: build them from the records.
-        let migrating = (1..SCHEMA_VERSION).contains(&version);
+        let rebuilding = (1..3).contains(&version);
         let tx = writer.transaction().map_err(err)?;
-        if migrating {
+        if rebuilding {
             tx.execute_batch("DROP TABLE IF EXISTS rollups;").map_err(err)?;
         }
+        // Versions before 4 had no `clock_ms` column.
+        if (1..4).contains(&version) {
+            tx.execute_batch("ALTER TABLE records ADD COLUMN clock_ms REAL;").map_err(err)?;
+        }
         tx.execute_batch(SCHEMA).map_err(err)?;
-        if migrating {
+        if rebuilding {
             rebuild_rollups(&tx)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
@@ -203,8 +210,8 @@ impl Store for SqliteStore {
                         r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second, r.output_tokens, r.token_source, r.reasoning_tokens,
                         r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
                         r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
-                        r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.rtt_ms,
-                        r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
+                        r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.clock_ms,
+                        r.rtt_ms, r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
                         received_at, r.raw,
                     ])
                     .map_err(err)?;

@@ -267,6 +267,7 @@ pub fn record(id: &str) -> Value {
         "hidden": false,
         "finishReason": "stop",
         "anomalies": { "malformedEvents": 0, "oversizeDropped": 0, "unterminatedLast": false },
+        "clockMs": 0.005,
         "def": 1,
         "connection": "4g",
         "rttMs": 50,

@@ -21,6 +21,7 @@ export const RANGES = new Map([
   ...counts('stalls.count', 'stalls.count1000', 'anomalies.malformedEvents', 'anomalies.oversizeDropped'),
   ['tokensPerSecond', [0, 1_000_000]],
   ['httpStatus', [0, 999]],
+  ['clockMs', [0.001, 1000]],
   ['def', [1, 1000]],
   ['deviceMemoryGb', [0, 1024]],
   ['cores', [1, 4096]],

@@ -97,6 +97,7 @@ pub const RECORD_COLUMNS: &[(&str, &str)] = &[
     ("duration_ms", "Nullable(Float64)"),
     ("hidden", "UInt8"),
     ("finish_reason", "Nullable(String)"),
+    ("clock_ms", "Nullable(Float64)"),
     ("rtt_ms", "Nullable(Float64)"),
     ("device_memory_gb", "Nullable(Float64)"),
     ("cores", "Nullable(Int64)"),
@@ -184,6 +185,16 @@ pub fn schema(db: &str) -> Vec<String> {
         ),
     ]);
     statements
+}
+
+/// Columns of `records` added since the first release of this design: [`added_column`] gives each
+/// to a table made before it (null in the rows it has).
+pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms"];
+
+/// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records` (ClickHouse 18.16 has no
+/// `ADD COLUMN IF NOT EXISTS`: the caller checks `system.columns` first).
+pub fn added_column(db: &str, column: &str) -> String {
+    format!("ALTER TABLE {db}.records ADD COLUMN {column} {}", column_type(column))
 }
 
 /// The type of a column of `records`.

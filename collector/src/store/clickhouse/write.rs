@@ -226,6 +226,7 @@ fn write_record(w: &mut Rows, r: &Record, copy: u64, batch: &Batch, received_at:
     }
     w.u8(r.hidden.into());
     w.opt_string(r.finish_reason.as_deref());
+    w.opt_f64(r.clock_ms);
     w.opt_f64(r.rtt_ms);
     w.opt_f64(r.device_memory_gb);
     w.opt_i64(r.cores);
