@@ -157,8 +157,10 @@ impl ClickHouseStore {
     /// its tables and views when missing (and the columns added since, in a `records` table made
     /// before them), marks the duplicate copies a collector killed mid-write may have left (the last
     /// [`SWEEP_MS`]), and starts the writer and upkeep threads. Fails when ClickHouse
-    /// does not answer, refuses the schema, the name is not a plain identifier, or the database was
-    /// made by a collector before rollups moved into ClickHouse (docs/deploy.md, upgrading).
+    /// does not answer, refuses the schema, the name is not a plain identifier, the database was
+    /// made by a collector before rollups moved into ClickHouse, or its `records` lacks an added
+    /// column and is not the single-server `MergeTree` (a cluster's tables are altered by their
+    /// operator: docs/deploy.md, upgrading).
     pub fn open(url: &str, database: &str) -> Result<ClickHouseStore, StoreError> {
         let mut db = Database { client: Client::new(url)?, db: sql::database_name(database)?.to_owned(), insert_settings: Vec::new() };
         let name = sql::quote(&db.db);
@@ -173,14 +175,12 @@ impl ClickHouseStore {
                 db.db
             )));
         }
+        let missing = db.missing_record_columns()?;
         for statement in sql::schema(&db.db) {
             db.query(&statement)?;
         }
-        for column in sql::ADDED_RECORD_COLUMNS {
-            let present = format!("SELECT name FROM system.columns WHERE database = {name} AND table = 'records' AND name = {}", sql::quote(column));
-            if db.strings(&present)?.is_empty() {
-                db.query(&sql::added_column(&db.db, column))?;
-            }
+        for column in missing {
+            db.query(&sql::added_column(&db.db, column))?;
         }
         let names: Vec<String> = INSERT_SETTINGS.iter().map(|(name, _)| sql::quote(name)).collect();
         let known = db.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
@@ -192,6 +192,26 @@ impl ClickHouseStore {
 }
 
 impl Database {
+    /// The columns of [`sql::ADDED_RECORD_COLUMNS`] that an existing `records` lacks, when it is the
+    /// single-server table this store creates; an error naming them when it is another (a cluster's
+    /// `Distributed` table: altering it alone would break every insert on the shards).
+    fn missing_record_columns(&self) -> Result<Vec<&'static str>, StoreError> {
+        let name = sql::quote(&self.db);
+        let engine = self.strings(&format!("SELECT engine FROM system.tables WHERE database = {name} AND name = 'records'"))?;
+        let Some(engine) = engine.first() else { return Ok(Vec::new()) };
+        let present = self.strings(&format!("SELECT name FROM system.columns WHERE database = {name} AND table = 'records'"))?;
+        let missing: Vec<&'static str> = sql::ADDED_RECORD_COLUMNS.iter().copied().filter(|c| !present.iter().any(|p| p == c)).collect();
+        if missing.is_empty() || engine == "MergeTree" {
+            return Ok(missing);
+        }
+        Err(StoreError(format!(
+            "clickhouse: {}.records ({engine}) lacks the column(s) {} of this collector; add them on every node, \
+             local tables first (docs/deploy.md, upgrading)",
+            self.db,
+            missing.join(", ")
+        )))
+    }
+
     /// Runs `sql` and returns its answer. The server holds the answer until the query ends
     /// (`wait_end_of_query`), so a failure mid-query is an HTTP error, never a cut answer.
     fn query(&self, sql: &str) -> Result<Vec<u8>, StoreError> {

@@ -191,10 +191,15 @@ pub fn schema(db: &str) -> Vec<String> {
 /// to a table made before it (null in the rows it has).
 pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms"];
 
-/// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records` (ClickHouse 18.16 has no
-/// `ADD COLUMN IF NOT EXISTS`: the caller checks `system.columns` first).
+/// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records`, in its place, so the table
+/// has the columns of a new one in the same order (`INSERT ... SELECT *` between them works).
+/// ClickHouse 18.16 has no `ADD COLUMN IF NOT EXISTS`: the caller checks `system.columns` first.
+///
+/// # Panics
+/// When `column` is not one of [`RECORD_COLUMNS`] after the first.
 pub fn added_column(db: &str, column: &str) -> String {
-    format!("ALTER TABLE {db}.records ADD COLUMN {column} {}", column_type(column))
+    let at = RECORD_COLUMNS.iter().position(|(name, _)| *name == column).filter(|&i| i > 0).expect("an added column of records");
+    format!("ALTER TABLE {db}.records ADD COLUMN {column} {} AFTER {}", RECORD_COLUMNS[at].1, RECORD_COLUMNS[at - 1].0)
 }
 
 /// The type of a column of `records`.
@@ -272,6 +277,12 @@ mod tests {
                 assert_eq!(backslashes % 2, 1, "{q}");
             }
         }
+    }
+
+    #[test]
+    fn added_columns_go_in_their_place() {
+        assert_eq!(added_column("db", "clock_ms"), "ALTER TABLE db.records ADD COLUMN clock_ms Nullable(Float64) AFTER finish_reason");
+        ADDED_RECORD_COLUMNS.iter().for_each(|c| drop(added_column("db", c)));
     }
 
     #[test]
