@@ -20,7 +20,7 @@ fn a_stream_round_trips_through_handles() {
     web::chunk(handle, DONE, 45.0);
     web::rendered(handle, 50.0, 0);
     let n = web::close(handle, 60.0, 0);
-    assert_eq!(n.len(), 39);
+    assert_eq!(n.len(), 40);
     assert_eq!(n[0], 0.0, "format: openai");
     assert_eq!(n[1], 0.0, "status: ok");
     assert_eq!(n[2], 200.0);
@@ -29,6 +29,7 @@ fn a_stream_round_trips_through_handles() {
     assert_eq!((n[8], n[9]), (20.0, 20.0), "tpot, tpot arrival");
     assert_eq!((n[11], n[12], n[14]), (2.0, 0.0, 2.0), "tokens from usage, two events");
     assert_eq!(n[38], 1.0, "definition version");
+    assert_eq!(n[39], 1.0, "clock step: every time a whole ms");
     assert_eq!(web::text(0), b"m-1");
     assert_eq!(web::text(1), b"stop");
 }
