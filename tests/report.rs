@@ -1,6 +1,7 @@
 //! The report of a stream replayed with explicit timestamps, field by field against hand-computed
 //! values (`tests/fixtures/replay/openai-timed.json`, shared with the Node test of the package), plus
-//! the rules for status, hidden pages, usage and render fields. Runs natively and in headless Chromium.
+//! the rules for status, hidden pages, usage and render fields, the clock step, and the figures of a
+//! stream timed with a 1 ms clock. Runs natively and in headless Chromium and Firefox.
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -151,6 +152,51 @@ fn clock_step_is_read_off_every_time_the_stream_was_given() {
     assert_eq!(step([1000.0, 1050.3, 1100.0, 1116.0, 1120.0]), 0.1);
     assert_eq!(step([1000.0, 1050.0, 1100.0, 1116.0, 1120.005]), 0.005);
     assert_eq!(step([1000.0, 1050.0, 1100.0, 1116.7, 1120.0]), 0.1);
+}
+
+/// `n` events a chunk each, 16.7 to 24 ms apart, each painted 3.1 ms after it arrived; every time
+/// passed through `clock` (the identity, or a coarser clock).
+fn paced_stream(n: usize, clock: impl Fn(f64) -> f64) -> Report {
+    let mut stream = Stream::new(Some(Format::OpenAi), clock(1000.0));
+    stream.response(200, "text/event-stream", false, false, clock(1180.37));
+    let mut at = 1412.29;
+    for i in 0..n {
+        stream.chunk(openai("word").as_bytes(), clock(at));
+        stream.rendered(clock(at + 3.1), RenderSource::Explicit);
+        at += 16.7 + (i * 7 % 11) as f64 * 0.73;
+    }
+    stream.end(clock(at), Ending::Complete)
+}
+
+#[test]
+fn at_a_1_ms_clock_times_are_within_1_ms_and_tpot_within_1_over_n_minus_1() {
+    let exact = paced_stream(60, |t| t);
+    let coarse = paced_stream(60, f64::floor);
+    assert!(exact.clock_ms < 1.0 && coarse.clock_ms == 1.0, "{} {}", exact.clock_ms, coarse.clock_ms);
+    assert_eq!(exact.output_tokens, coarse.output_tokens);
+    let within = |got: Option<f64>, want: Option<f64>, bound: f64, what: &str| {
+        let (got, want) = (got.unwrap(), want.unwrap());
+        assert!((got - want).abs() < bound, "{what}: {got} at 1 ms, {want} exactly (bound {bound})");
+    };
+    for (got, want, what) in [
+        (coarse.ttfb_ms, exact.ttfb_ms, "ttfb"),
+        (coarse.ttft_ms, exact.ttft_ms, "ttft"),
+        (coarse.ttft_arrival_ms, exact.ttft_arrival_ms, "ttft arrival"),
+        (coarse.duration_ms, exact.duration_ms, "duration"),
+        (coarse.jitter_ms, exact.jitter_ms, "jitter"),
+    ] {
+        within(got, want, 1.0, what);
+    }
+    let per_token = 1.0 / (exact.output_tokens - 1) as f64;
+    within(coarse.tpot_ms, exact.tpot_ms, per_token, "tpot");
+    within(coarse.tpot_arrival_ms, exact.tpot_arrival_ms, per_token, "tpot arrival");
+    // Quantiles: each gap is within 1 ms, and the sketch adds its relative error on either side.
+    let (g, e) = (coarse.gaps.unwrap(), exact.gaps.unwrap());
+    for (got, want) in [(g.p50, e.p50), (g.p90, e.p90), (g.p99, e.p99)] {
+        within(Some(got), Some(want), 1.0 + 2.0 * RELATIVE_ACCURACY * want, "gap quantile");
+    }
+    let (d, e) = (coarse.render_delay.unwrap(), exact.render_delay.unwrap());
+    within(Some(d.p50), Some(e.p50), 1.0 + 2.0 * RELATIVE_ACCURACY * e.p50, "render delay");
 }
 
 #[test]
