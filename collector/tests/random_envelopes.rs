@@ -56,18 +56,11 @@ fn assert_names_a_field(body: &Value, field: &str, problem: &str) {
     let parts: Vec<&str> = field.split('.').collect();
     for (n, part) in parts.iter().enumerate() {
         let last = n + 1 == parts.len();
-        let rest = parts[n..].join(".");
-        let unknown_here = at.as_object().is_some_and(|map| map.keys().any(|k| *k == rest || (rest.ends_with('…') && k.starts_with(rest.trim_end_matches('…')))));
-        if problem.starts_with("unknown field") && unknown_here {
+        if problem.starts_with("unknown field") && field_of(at, &parts[n..].join(".")).is_some() {
             return;
         }
         let (key, indexes) = part.split_once('[').map_or((*part, ""), |(k, rest)| (k, rest));
-        let next = match at.as_object() {
-            Some(map) if key.ends_with('…') => map.iter().find(|(k, _)| k.starts_with(key.trim_end_matches('…'))).map(|(_, v)| v),
-            Some(map) => map.get(key),
-            None => None,
-        };
-        let Some(mut next) = next else {
+        let Some(mut next) = field_of(at, key) else {
             assert!(last && problem == "required field is missing", "{field} ({problem}) is not in {body}");
             return;
         };
@@ -76,6 +69,15 @@ fn assert_names_a_field(body: &Value, field: &str, problem: &str) {
             next = next.get(i).unwrap_or_else(|| panic!("{field} ({problem}) is not in {body}"));
         }
         at = next;
+    }
+}
+
+/// The field of the object `at` that `name` names: the whole name, or one cut short (`…`) its start.
+fn field_of<'a>(at: &'a Value, name: &str) -> Option<&'a Value> {
+    let map = at.as_object()?;
+    match name.strip_suffix('…') {
+        Some(start) => map.iter().find(|(k, _)| k.starts_with(start)).map(|(_, v)| v),
+        None => map.get(name),
     }
 }
 
