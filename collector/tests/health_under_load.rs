@@ -97,9 +97,13 @@ fn health_and_ingest_answer_within_a_second_while_four_heavy_queries_run() {
         (health, ingest, heavy_answers)
     });
     let slowest = |timed: &[(u16, Duration)]| timed.iter().map(|&(_, d)| d).max().unwrap();
+    let mut heavy_times: Vec<Duration> = heavy_answers.iter().map(|&(_, d)| d).collect();
+    heavy_times.sort();
+    let median_heavy = heavy_times[heavy_times.len() / 2];
     eprintln!(
-        "under load: {} heavy answers (slowest {:?}); /health {} times (slowest {:?}); ingest {} times (slowest {:?})",
+        "under load: {} heavy answers (median {:?}, slowest {:?}); /health {} times (slowest {:?}); ingest {} times (slowest {:?})",
         heavy_answers.len(),
+        median_heavy,
         slowest(&heavy_answers),
         health.len(),
         slowest(&health),
@@ -109,9 +113,11 @@ fn health_and_ingest_answer_within_a_second_while_four_heavy_queries_run() {
     assert!(heavy_answers.len() >= 4 && heavy_answers.iter().all(|&(status, _)| status == 200));
     assert!(health.iter().all(|&(status, _)| status == 200) && ingest.iter().all(|&(status, _)| status == 200));
     assert!(slowest(&health) < HEALTH_WITHIN && slowest(&ingest) < HEALTH_WITHIN);
-    // Neither waited for a query to end: each took less than half the fastest heavy answer more
-    // than it takes alone (had one waited behind a query, it would have taken about as long).
-    let fastest_heavy = heavy_answers.iter().map(|&(_, d)| d).min().unwrap();
-    assert!(slowest(&health) < fastest_heavy / 2, "/health waited behind the queries");
-    assert!(slowest(&ingest) < ingest_alone + fastest_heavy / 2, "ingest waited behind the queries");
+    // Neither waited for a query to end: each took less than half the median heavy answer more
+    // than it takes alone (had one waited behind four queries in turn, it would have taken about a
+    // whole one more, or several). The median, not the fastest: the fastest can be a lucky one that
+    // had the cores to itself, while ingest still shares them with the others (CI saw ingest's
+    // contention exceed half the fastest on ClickHouse).
+    assert!(slowest(&health) < median_heavy / 2, "/health waited behind the queries");
+    assert!(slowest(&ingest) < ingest_alone + median_heavy / 2, "ingest waited behind the queries");
 }
