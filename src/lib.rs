@@ -35,7 +35,3 @@ pub mod web;
 fn panic(_: &core::panic::PanicInfo) -> ! {
     core::arch::wasm32::unreachable()
 }
-
-#[cfg(all(feature = "slim", target_arch = "wasm32"))]
-#[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;

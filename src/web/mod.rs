@@ -4,6 +4,8 @@
 //! exported classes bring finalizer glue); the JavaScript side (`js/meter.js`) builds the report object
 //! from the numbers of [`close`] in the order of [`report_layout`]. An unknown handle is ignored.
 
+#[cfg(feature = "slim")]
+mod allocator;
 mod report_layout;
 
 use crate::decode::Format;
@@ -26,6 +28,10 @@ impl<T> Global<T> {
         f(&mut self.0.borrow_mut())
     }
 }
+
+#[cfg(feature = "slim")]
+#[global_allocator]
+static ALLOCATOR: allocator::SizeClasses = allocator::SizeClasses::new();
 
 static STREAMS: Global<Vec<Option<Stream>>> = Global(RefCell::new(Vec::new()));
 static LAST_TEXT: Global<[String; 2]> = Global(RefCell::new([String::new(), String::new()]));

@@ -115,3 +115,32 @@ test('an unknown format is reported once on the console and detected instead', a
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /unknown format "openia"/);
 });
+
+test('the core reuses its memory: rounds of interleaved streams give the same reports and grow nothing', async () => {
+  // The wasm allocator (src/web/allocator.rs) keeps freed blocks in lists by size: every stream of every
+  // fixture open at once, fed in turns of varying sizes and ended in reverse order, mixes the blocks'
+  // lives; a block handed out twice or too small would change a report or trap.
+  const manifest = JSON.parse(readFileSync(fixture('streams/manifest.json'), 'utf8'));
+  const bodies = Object.entries(manifest).map(([name, want]) => [want, readFileSync(fixture(`streams/${name}`))]);
+  const meter = await createMeter();
+  const round = (step) => {
+    const streams = bodies.map(([want]) => {
+      const stream = meter.track({ start: 0, id: 'r', startedAt: 1 });
+      stream.response({ status: 200, headers: { 'content-type': want.contentType, ...want.headers } }, 1);
+      return stream;
+    });
+    for (let offset = 0, turn = 0; bodies.some(([, body]) => offset < body.length); turn++) {
+      const size = 1 + ((turn * step) % 97);
+      bodies.forEach(([, body], i) => offset < body.length && streams[i].chunk(body.subarray(offset, offset + size), 2 + offset));
+      offset += size;
+    }
+    return JSON.stringify(streams.reverse().map((stream) => stream.end(1e6)));
+  };
+  const first = round(1);
+  const [reports, memory] = [round(1), meter.wasmMemoryBytes];
+  assert.equal(reports, first, 'the same streams after the first round');
+  for (let n = 2; n < 40; n++) round(n);
+  assert.equal(round(1), first, 'the same streams after 40 rounds of other chunkings');
+  assert.equal(meter.wasmMemoryBytes, memory, 'wasm memory grew after the first rounds');
+  assert.ok(meter.enabled && meter.errors === 0, 'no trap');
+});
