@@ -10,7 +10,7 @@ import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
 import { loadCore } from './lib/load-core.js';
-import { createBeacons } from './lib/beacons/beacons.js';
+import { loadBeacons } from './lib/load-beacons.js';
 
 let loaded;
 
@@ -23,15 +23,16 @@ export async function createMeter(options = {}) {
     console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
     return null;
   });
-  return createMeterApi(options, await loaded);
+  const [wasmExports, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
+  return createMeterApi(options, wasmExports, createBeacons);
 }
 
-function createMeterApi(options, wasmExports) {
+function createMeterApi(options, wasmExports, createBeacons) {
   const { onReport, dimensionsFor, container } = options;
   const health = createHealth(wasmExports != null);
   // Beacons use the page's fetch from before any hook, so they are never metered themselves.
   const pageFetch = globalThis.fetch?.bind(globalThis);
-  const beacons = options.endpoint && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
+  const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
   const active = new Set();
   let dimensions = { ...options.dimensions };
   const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));

@@ -1,8 +1,12 @@
 // The built npm package in Node: the manual API, every report field of a timed replay against
-// hand-computed values, determinism, and every provider fixture detected and decoded.
+// hand-computed values, determinism, every provider fixture detected and decoded, the core's memory
+// reused across streams, and index.js deployed without its beacon modules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createMeter } from 'llm-ux-meter';
 import { replay } from './replay.mjs';
 
@@ -143,4 +147,31 @@ test('the core reuses its memory: rounds of interleaved streams give the same re
   assert.equal(round(1), first, 'the same streams after 40 rounds of other chunkings');
   assert.equal(meter.wasmMemoryBytes, memory, 'wasm memory grew after the first rounds');
   assert.ok(meter.enabled && meter.errors === 0, 'no trap');
+});
+
+test('with index.js deployed alone, an endpoint warns once and the meter works on without beacons', async () => {
+  // Beacon delivery is a module of its own (dist/beacons/), imported only when an endpoint is set.
+  const dir = mkdtempSync(join(tmpdir(), 'llm-ux-index-alone-'));
+  try {
+    copyFileSync(new URL('../../dist/index.js', import.meta.url), join(dir, 'index.js'));
+    const { createMeter: createAlone } = await import(pathToFileURL(join(dir, 'index.js')));
+    const warnings = [];
+    const originalWarn = console.warn;
+    console.warn = (message) => warnings.push(message);
+    let meter;
+    try {
+      meter = await createAlone({ endpoint: 'http://127.0.0.1:9/v1/beacons' });
+    } finally {
+      console.warn = originalWarn;
+    }
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /beacons disabled, their module could not load/);
+    assert.ok(meter.enabled);
+    assert.equal(meter.delivery, null);
+    const stream = meter.track({ start: 0 });
+    stream.chunk('data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n', 5);
+    assert.equal(stream.end(9).outputEvents, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -8,7 +8,6 @@ import { pageContext } from './page-context.js';
 import { sessionIdFor } from './session.js';
 import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
-import { toOtlp } from './otlp.js';
 import { recordUrl } from './record-url.js';
 import { withinBounds } from './record-bounds.js';
 
@@ -23,10 +22,10 @@ const BACKOFF_MAX_MS = 60_000;
 
 /**
  * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
- * stripUrlQuery, fetchImpl }. `health` contains errors of `beforeSend`.
+ * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`) }. `health` contains errors of `beforeSend`.
  */
 export function createBeacons(options, health) {
-  const { endpoint, beforeSend, fetchImpl } = options;
+  const { endpoint, beforeSend, fetchImpl, toOtlp } = options;
   const limits = { ...DEFAULTS, ...options.batch };
   const otlp = options.format === 'otlp';
   const sampleRate = options.sampleRate ?? 1;

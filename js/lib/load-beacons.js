@@ -1,0 +1,19 @@
+// Loads beacon delivery, and the OTLP encoding when that format is asked for, as modules of their own
+// (chunks of the built package): a page that only wants `onReport` does not download them.
+
+/**
+ * Resolves to the factory `createBeacons(options, health)`, or to null, with a warning, when the modules
+ * cannot load (a deployment that copied `index.js` alone): the meter then works on without beacons.
+ */
+export async function loadBeacons(format) {
+  try {
+    const [{ createBeacons }, otlp] = await Promise.all([
+      import('./beacons/beacons.js'),
+      format === 'otlp' ? import('./beacons/otlp.js') : null,
+    ]);
+    return (options, health) => createBeacons({ ...options, toOtlp: otlp?.toOtlp }, health);
+  } catch (error) {
+    console.warn(`llm-ux-meter: beacons disabled, their module could not load (${error}). Deploy every file of the package's dist/.`);
+    return null;
+  }
+}
