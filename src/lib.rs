@@ -10,7 +10,7 @@
 //! - [`metrics`]: the timeline, quantile sketch, token estimate and report;
 //! - [`stream`]: one stream tying them together.
 //!
-//! The browser glue (`web`, wasm32 only) exposes [`stream::Stream`] to JavaScript.
+//! The browser glue ([`web`]: its exports are wasm32 only) exposes [`stream::Stream`] to JavaScript.
 
 #![cfg_attr(feature = "slim", no_std)]
 
@@ -25,7 +25,6 @@ mod scan;
 pub mod stream;
 pub mod utf8;
 
-#[cfg(target_arch = "wasm32")]
 pub mod web;
 
 /// The slim wasm build has no std: a panic (there should be none; fuzzing looks for them) traps at once,

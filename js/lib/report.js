@@ -1,9 +1,16 @@
-// Builds the report object from the numbers the wasm core lays out (src/web/report_layout.rs).
+// Builds the report object from the numbers the wasm core lays out, in the order of report-fields.js
+// (generated from src/web/report_layout.rs, the layout's one definition).
 
-const FORMATS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'ollama', 'ai-sdk-ui', 'ai-sdk-data', 'tgi', 'text'];
-const STATUSES = ['ok', 'aborted', 'http_error', 'error', 'incomplete'];
-const RENDER_SOURCES = ['dom', 'explicit', 'frame'];
-const TOKEN_SOURCES = ['usage', 'estimate'];
+import { FIELDS } from './report-fields.js';
+
+const FORMATS = FIELDS.find(([name]) => name === 'format')[1];
+
+// Each number's place in the report, worked out once: [key, member of a nested object or null, decode].
+const PLACES = FIELDS.map(([name, kind]) => {
+  const [key, member = null] = name.split('.');
+  const decode = Array.isArray(kind) ? (x) => kind[x] ?? null : kind === 'bool' ? (x) => x === 1 : (x) => (Number.isNaN(x) ? null : x);
+  return [key, member, decode];
+});
 
 /** The wasm code of a format name: 0 detects. Unknown names warn and detect. */
 export function formatCode(format) {
@@ -16,11 +23,9 @@ export function formatCode(format) {
   return index + 1;
 }
 
-/** `n`: the report's numbers (NaN is null); `texts`: [model, finish reason]; `meta`: what JS knows. */
+/** `n`: the report's numbers (NaN is null); `texts`: [model, finish reason]; `meta`: what JS knows. O(fields). */
 export function buildReport(n, texts, { id, startedAt, model, url, dimensions }) {
-  const num = (i) => (Number.isNaN(n[i]) ? null : n[i]);
-  const quantiles = (i) => (Number.isNaN(n[i]) ? null : { p50: n[i], p90: n[i + 1], p99: n[i + 2], max: n[i + 3] });
-  return {
+  const report = {
     id,
     startedAt,
     model: texts[0] || model || null,
@@ -28,32 +33,13 @@ export function buildReport(n, texts, { id, startedAt, model, url, dimensions })
     variant: dimensions.variant ?? null,
     appVersion: dimensions.appVersion ?? null,
     url: url ?? null,
-    format: FORMATS[n[0]] ?? null,
-    status: STATUSES[n[1]],
-    httpStatus: num(2),
-    renderSource: RENDER_SOURCES[n[3]] ?? null,
-    ttfbMs: num(4),
-    ttftMs: num(5),
-    ttftArrivalMs: num(6),
-    ttfoMs: num(7),
-    tpotMs: num(8),
-    tpotArrivalMs: num(9),
-    tokensPerSecond: num(10),
-    outputTokens: n[11],
-    tokenSource: TOKEN_SOURCES[n[12]],
-    reasoningTokens: n[13],
-    outputEvents: n[14],
-    outputEventsByKind: { answer: n[15], reasoning: n[16], tool: n[17] },
-    gaps: quantiles(18),
-    arrivalGaps: quantiles(22),
-    jitterMs: num(26),
-    stalls: Number.isNaN(n[27]) ? null : { count: n[27], count1000: n[28], longestMs: n[29], totalMs: n[30] },
-    renderDelay: Number.isNaN(n[31]) ? null : { p50: n[31], p90: n[32] },
-    durationMs: num(33),
-    hidden: n[34] === 1,
-    finishReason: texts[1] || null,
-    anomalies: { malformedEvents: n[35], oversizeDropped: n[36], unterminatedLast: n[37] === 1 },
-    clockMs: n[39],
-    def: n[38],
   };
+  PLACES.forEach(([key, member, decode], i) => {
+    if (member === null) report[key] = decode(n[i]);
+    // A nested object is null as a whole when its first member is.
+    else if (!(key in report)) report[key] = Number.isNaN(n[i]) ? null : { [member]: decode(n[i]) };
+    else if (report[key]) report[key][member] = decode(n[i]);
+  });
+  report.finishReason = texts[1] || null;
+  return report;
 }

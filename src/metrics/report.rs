@@ -22,6 +22,8 @@ pub enum Status {
 }
 
 impl Status {
+    pub const ALL: [Status; 5] = [Status::Ok, Status::Aborted, Status::HttpError, Status::Error, Status::Incomplete];
+
     pub fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -66,6 +68,8 @@ pub enum TokenSource {
 }
 
 impl TokenSource {
+    pub const ALL: [TokenSource; 2] = [TokenSource::Usage, TokenSource::Estimate];
+
     pub fn name(self) -> &'static str {
         match self {
             TokenSource::Usage => "usage",

@@ -1,65 +1,93 @@
-//! The order in which [`super::close`] lays a report out as numbers; `js/meter.js` reads the same order.
-//! Null is NaN, booleans are 0 or 1, enumerations are their index.
+//! The report as [`super::close`] hands it to JavaScript: one number per field, in the order of
+//! [`fields`]. That function is the one definition of the layout: `js/lib/report-fields.js`, from which
+//! the JavaScript rebuilds the object, is generated from it (`tests/report_fields.rs` checks that the
+//! file is current and rewrites it on request). Null is NaN, booleans are 0 or 1, a choice is the index
+//! of its name.
+//!
+//! The names only reach the generated file: the wasm build ignores them, so they cost it nothing.
 
 use crate::decode::Format;
-use crate::metrics::report::{RenderSource, Report, Status, TokenSource};
+use crate::metrics::report::{DelayQuantiles, GapQuantiles, RenderSource, Report, Status, TokenSource};
+use crate::metrics::stalls::Stalls;
 use alloc::vec::Vec;
 
 /// Number of values [`numbers`] returns.
 pub const LEN: usize = 40;
 
+/// One field's value.
+#[derive(Clone, Copy)]
+pub enum Slot {
+    /// A number, or null.
+    Number(Option<f64>),
+    Bool(bool),
+    /// The index of a name among those `names` gives for 0, 1, ... (until `None`), or null.
+    Choice(Option<usize>, fn(usize) -> Option<&'static str>),
+}
+
+impl Slot {
+    fn number(self) -> f64 {
+        match self {
+            Slot::Number(value) => value.unwrap_or(f64::NAN),
+            Slot::Bool(value) => f64::from(u8::from(value)),
+            Slot::Choice(index, _) => index.map_or(f64::NAN, |i| i as f64),
+        }
+    }
+}
+
+/// The report's numbers in layout order. O(1).
 pub fn numbers(r: &Report) -> Vec<f64> {
-    let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    let gaps = |g: Option<crate::metrics::report::GapQuantiles>| match g {
-        Some(g) => [g.p50, g.p90, g.p99, g.max],
-        None => [f64::NAN; 4],
-    };
-    let stalls = match r.stalls {
-        Some(s) => [f64::from(s.count), f64::from(s.count_1000), s.longest_ms, s.total_ms],
-        None => [f64::NAN; 4],
-    };
-    let delay = match r.render_delay {
-        Some(d) => [d.p50, d.p90],
-        None => [f64::NAN; 2],
-    };
     let mut out = Vec::with_capacity(LEN);
-    out.extend([
-        r.format.and_then(|f| Format::ALL.iter().position(|&x| x == f)).map_or(f64::NAN, |i| i as f64),
-        index(&[Status::Ok, Status::Aborted, Status::HttpError, Status::Error, Status::Incomplete], r.status),
-        opt(r.http_status.map(f64::from)),
-        r.render_source.map_or(f64::NAN, |s| index(&RenderSource::ALL, s)),
-        opt(r.ttfb_ms),
-        opt(r.ttft_ms),
-        opt(r.ttft_arrival_ms),
-        opt(r.ttfo_ms),
-        opt(r.tpot_ms),
-        opt(r.tpot_arrival_ms),
-        opt(r.tokens_per_second),
-        r.output_tokens as f64,
-        index(&[TokenSource::Usage, TokenSource::Estimate], r.token_source),
-        r.reasoning_tokens as f64,
-        r.output_events as f64,
-        r.output_events_by_kind.answer as f64,
-        r.output_events_by_kind.reasoning as f64,
-        r.output_events_by_kind.tool as f64,
-    ]);
-    out.extend(gaps(r.gaps));
-    out.extend(gaps(r.arrival_gaps));
-    out.push(opt(r.jitter_ms));
-    out.extend(stalls);
-    out.extend(delay);
-    out.extend([
-        opt(r.duration_ms),
-        f64::from(u8::from(r.hidden)),
-        f64::from(r.anomalies.malformed_events),
-        f64::from(r.anomalies.oversize_dropped),
-        f64::from(u8::from(r.anomalies.unterminated_last)),
-        f64::from(r.def),
-        r.clock_ms,
-    ]);
+    fields(r, &mut |_, slot| out.push(slot.number()));
     out
 }
 
-fn index<T: PartialEq>(all: &[T], value: T) -> f64 {
-    all.iter().position(|x| *x == value).map_or(f64::NAN, |i| i as f64)
+/// Hands each field of `r` to `field`, in layout order, with its name in the JavaScript report. A dotted
+/// name is a member of a nested object, which is null as a whole when its first member is.
+pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
+    let number = |value: Option<f64>| Slot::Number(value);
+    let count = |value: u64| Slot::Number(Some(value as f64));
+    field("format", Slot::Choice(r.format.and_then(|f| Format::ALL.iter().position(|&x| x == f)), |i| Format::ALL.get(i).map(|f| f.name())));
+    field("status", Slot::Choice(Status::ALL.iter().position(|&s| s == r.status), |i| Status::ALL.get(i).map(|s| s.name())));
+    field("httpStatus", number(r.http_status.map(f64::from)));
+    field("renderSource", Slot::Choice(r.render_source.and_then(|s| RenderSource::ALL.iter().position(|&x| x == s)), |i| RenderSource::ALL.get(i).map(|s| s.name())));
+    field("ttfbMs", number(r.ttfb_ms));
+    field("ttftMs", number(r.ttft_ms));
+    field("ttftArrivalMs", number(r.ttft_arrival_ms));
+    field("ttfoMs", number(r.ttfo_ms));
+    field("tpotMs", number(r.tpot_ms));
+    field("tpotArrivalMs", number(r.tpot_arrival_ms));
+    field("tokensPerSecond", number(r.tokens_per_second));
+    field("outputTokens", count(r.output_tokens));
+    field("tokenSource", Slot::Choice(TokenSource::ALL.iter().position(|&s| s == r.token_source), |i| TokenSource::ALL.get(i).map(|s| s.name())));
+    field("reasoningTokens", count(r.reasoning_tokens));
+    field("outputEvents", count(r.output_events));
+    field("outputEventsByKind.answer", count(r.output_events_by_kind.answer));
+    field("outputEventsByKind.reasoning", count(r.output_events_by_kind.reasoning));
+    field("outputEventsByKind.tool", count(r.output_events_by_kind.tool));
+    gaps(["gaps.p50", "gaps.p90", "gaps.p99", "gaps.max"], r.gaps, field);
+    gaps(["arrivalGaps.p50", "arrivalGaps.p90", "arrivalGaps.p99", "arrivalGaps.max"], r.arrival_gaps, field);
+    field("jitterMs", number(r.jitter_ms));
+    let stalls = |part: fn(Stalls) -> f64| number(r.stalls.map(part));
+    field("stalls.count", stalls(|s| f64::from(s.count)));
+    field("stalls.count1000", stalls(|s| f64::from(s.count_1000)));
+    field("stalls.longestMs", stalls(|s| s.longest_ms));
+    field("stalls.totalMs", stalls(|s| s.total_ms));
+    let delay = |part: fn(DelayQuantiles) -> f64| number(r.render_delay.map(part));
+    field("renderDelay.p50", delay(|d| d.p50));
+    field("renderDelay.p90", delay(|d| d.p90));
+    field("durationMs", number(r.duration_ms));
+    field("hidden", Slot::Bool(r.hidden));
+    field("anomalies.malformedEvents", number(Some(f64::from(r.anomalies.malformed_events))));
+    field("anomalies.oversizeDropped", number(Some(f64::from(r.anomalies.oversize_dropped))));
+    field("anomalies.unterminatedLast", Slot::Bool(r.anomalies.unterminated_last));
+    field("def", number(Some(f64::from(r.def))));
+    field("clockMs", number(Some(r.clock_ms)));
+}
+
+/// The four fields of a set of gap quantiles: p50, p90, p99, max.
+fn gaps(names: [&'static str; 4], quantiles: Option<GapQuantiles>, field: &mut impl FnMut(&'static str, Slot)) {
+    let values = quantiles.map(|g| [g.p50, g.p90, g.p99, g.max]);
+    for (i, name) in names.into_iter().enumerate() {
+        field(name, Slot::Number(values.map(|v| v[i])));
+    }
 }

@@ -1,0 +1,48 @@
+// Generated from src/web/report_layout.rs by tests/report_fields.rs; do not edit. After changing the layout:
+// LLM_UX_REPORT_FIELDS=write cargo test --test report_fields
+//
+// The report's fields in the order of the wasm core's numbers: [name, kind]. A dotted name is a member of
+// a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1), or
+// none: a number (NaN for null).
+export const FIELDS = [
+  ['format', ['openai', 'openai-responses', 'anthropic', 'gemini', 'ollama', 'ai-sdk-ui', 'ai-sdk-data', 'tgi', 'text']],
+  ['status', ['ok', 'aborted', 'http_error', 'error', 'incomplete']],
+  ['httpStatus'],
+  ['renderSource', ['dom', 'explicit', 'frame']],
+  ['ttfbMs'],
+  ['ttftMs'],
+  ['ttftArrivalMs'],
+  ['ttfoMs'],
+  ['tpotMs'],
+  ['tpotArrivalMs'],
+  ['tokensPerSecond'],
+  ['outputTokens'],
+  ['tokenSource', ['usage', 'estimate']],
+  ['reasoningTokens'],
+  ['outputEvents'],
+  ['outputEventsByKind.answer'],
+  ['outputEventsByKind.reasoning'],
+  ['outputEventsByKind.tool'],
+  ['gaps.p50'],
+  ['gaps.p90'],
+  ['gaps.p99'],
+  ['gaps.max'],
+  ['arrivalGaps.p50'],
+  ['arrivalGaps.p90'],
+  ['arrivalGaps.p99'],
+  ['arrivalGaps.max'],
+  ['jitterMs'],
+  ['stalls.count'],
+  ['stalls.count1000'],
+  ['stalls.longestMs'],
+  ['stalls.totalMs'],
+  ['renderDelay.p50'],
+  ['renderDelay.p90'],
+  ['durationMs'],
+  ['hidden', 'bool'],
+  ['anomalies.malformedEvents'],
+  ['anomalies.oversizeDropped'],
+  ['anomalies.unterminatedLast', 'bool'],
+  ['def'],
+  ['clockMs'],
+];

@@ -1,0 +1,56 @@
+//! `js/lib/report-fields.js`, the layout the JavaScript rebuilds the report object from, is generated from
+//! the one definition in `src/web/report_layout.rs`. This test fails when the file is not what the
+//! layout gives; `LLM_UX_REPORT_FIELDS=write cargo test --test report_fields` rewrites it.
+
+use llm_ux_meter::stream::{Ending, Stream};
+use llm_ux_meter::web::report_layout::{self, Slot, LEN};
+
+const GENERATED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/js/lib/report-fields.js");
+
+/// The JavaScript module for the layout: one `[name, kind]` entry per number, in order.
+fn module() -> String {
+    let report = Stream::new(None, 0.0).end(1.0, Ending::Complete);
+    let mut entries = Vec::new();
+    report_layout::fields(&report, &mut |name, slot| {
+        entries.push(match slot {
+            Slot::Number(_) => format!("  ['{name}'],"),
+            Slot::Bool(_) => format!("  ['{name}', 'bool'],"),
+            Slot::Choice(_, names) => {
+                let names: Vec<String> = (0..).map_while(names).map(|n| format!("'{n}'")).collect();
+                format!("  ['{name}', [{}]],", names.join(", "))
+            }
+        })
+    });
+    format!(
+        "// Generated from src/web/report_layout.rs by tests/report_fields.rs; do not edit. After changing the layout:\n\
+         // LLM_UX_REPORT_FIELDS=write cargo test --test report_fields\n\
+         //\n\
+         // The report's fields in the order of the wasm core's numbers: [name, kind]. A dotted name is a member of\n\
+         // a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1), or\n\
+         // none: a number (NaN for null).\n\
+         export const FIELDS = [\n{}\n];\n",
+        entries.join("\n")
+    )
+}
+
+#[test]
+fn the_javascript_layout_is_generated_from_the_rust_one() {
+    let want = module();
+    if std::env::var("LLM_UX_REPORT_FIELDS").as_deref() == Ok("write") {
+        std::fs::write(GENERATED, &want).expect("write js/lib/report-fields.js");
+    }
+    let have = std::fs::read_to_string(GENERATED).unwrap_or_default();
+    assert!(have == want, "js/lib/report-fields.js is not the layout of src/web/report_layout.rs: run\n  LLM_UX_REPORT_FIELDS=write cargo test --test report_fields\nit would be:\n{want}");
+}
+
+#[test]
+fn every_field_is_one_number() {
+    let report = Stream::new(None, 0.0).end(1.0, Ending::Complete);
+    let mut names = Vec::new();
+    report_layout::fields(&report, &mut |name, _| names.push(name));
+    assert_eq!(report_layout::numbers(&report).len(), LEN);
+    assert_eq!(names.len(), LEN);
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), LEN, "a field named twice");
+}
