@@ -1,35 +1,47 @@
 //! Zero-allocation JSON reading: check a document once, then look values up in its raw bytes.
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
-//! validates the bytes iteratively (a nesting bomb costs a counter, not stack) and then finds fields by
-//! scanning. The top-level members of an object, where most lookups start, are noted while validating
-//! ([`Doc`]), so finding them costs no second scan. Every function is total: any input gives an
-//! answer, none panics.
+//! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating,
+//! [`Doc`] records each value's and key's place on a fixed-size tape (`TAPE` entries, about 1 KB,
+//! whatever the input), so lookups jump from member to member instead of scanning the bytes again; a
+//! document too big for the tape is looked up by scanning, as a bare [`Value`] is. Every function is
+//! total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
-use core::ops::Range;
 
 /// Deepest nesting accepted; deeper documents are treated as malformed.
 pub const MAX_DEPTH: u32 = 64;
 
-/// How many top-level members a [`Doc`] indexes; the rest (rare: events have about ten) are scanned.
-const INDEXED: usize = 16;
+/// How many values and keys a [`Doc`] records (a tape of 1,152 bytes): an event has 20 to 60. Lookups
+/// into a document with more fall back to scanning it.
+const TAPE: usize = 96;
 
-/// A parsed document: its root value and, if that is an object, its first [`INDEXED`] members, noted
-/// while validating. The decoders' lookups start here.
-#[derive(Clone, Debug)]
-pub struct Doc<'a> {
-    root: Value<'a>,
-    members: [(Str<'a>, Value<'a>); INDEXED],
-    indexed: usize,
-    /// Where the members past the index start in `root.raw` (`usize::MAX`, past any end, when none).
-    rest: usize,
+/// A value or key as recorded while validating: its bytes' range in the document and, for a value,
+/// how many entries it spans with its contents (1 for a scalar; 0 for a container the tape could not
+/// hold whole). A container's entries follow it in document order, keys before their values.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    start: u32,
+    end: u32,
+    span: u32,
 }
 
-/// A well-formed JSON value as a slice of the document it came from.
+/// A parsed document: its root value and a tape of the values in it, recorded while validating, so
+/// that lookups jump from member to member instead of scanning the bytes again. The decoders' lookups
+/// start here.
+#[derive(Clone, Debug)]
+pub struct Doc<'a> {
+    root: &'a [u8],
+    tape: [Entry; TAPE],
+    len: usize,
+}
+
+/// A well-formed JSON value as a slice of the document it came from, with its part of the [`Doc`]'s
+/// tape (empty when not recorded: then lookups scan `raw`).
 #[derive(Clone, Copy, Debug)]
 pub struct Value<'a> {
     raw: &'a [u8],
+    tape: &'a [Entry],
 }
 
 /// The contents of a JSON string, still escaped: [`Str::chars`] decodes them lazily.
@@ -43,35 +55,29 @@ impl<'a> Doc<'a> {
     ///
     /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1) memory.
     pub fn parse(bytes: &'a [u8]) -> Option<Doc<'a>> {
-        let empty = (Str { escaped: &[] }, Value { raw: &[] });
-        let mut doc = Doc { root: empty.1, members: [empty; INDEXED], indexed: 0, rest: usize::MAX };
-        let start = skip_ws(bytes, 0);
-        let end = validate_value(bytes, start, |key, value| {
-            if let Some(slot) = doc.members.get_mut(doc.indexed) {
-                *slot = (Str { escaped: bytes.get(key).unwrap_or_default() }, Value { raw: bytes.get(value).unwrap_or_default() });
-                doc.indexed += 1;
-            } else if doc.rest == usize::MAX {
-                doc.rest = key.start - 1 - start; // its opening quote
-            }
-        })?;
-        if skip_ws(bytes, end) != bytes.len() {
-            return None;
-        }
-        doc.root = Value { raw: bytes.get(start..end)? };
+        let mut doc = Doc { root: &[], tape: [Entry { start: 0, end: 0, span: 0 }; TAPE], len: 0 };
+        // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
+        let room = if u32::try_from(bytes.len()).is_ok() { TAPE } else { 0 };
+        let (start, end, len) = validate(bytes, doc.tape.get_mut(..room).unwrap_or_default())?;
+        doc.root = bytes.get(start..end)?;
+        doc.len = len;
         Some(doc)
     }
 
     /// The root value.
-    pub fn root(&self) -> Value<'a> {
-        self.root
+    pub fn root(&self) -> Value<'_> {
+        let tape = self.tape.get(..self.len).unwrap_or_default();
+        // The root spans the whole tape, unless the tape could not hold it.
+        let whole = tape.first().is_some_and(|root| root.span as usize == tape.len());
+        Value { raw: self.root, tape: if whole { tape } else { &[] } }
     }
 
-    /// The top-level members, as [`Value::members`] gives them, without scanning the indexed ones.
+    /// The top-level members, as [`Value::members`] gives them.
     pub fn members(&self) -> Members<'_> {
-        Members { noted: self.members.get(..self.indexed).unwrap_or_default(), raw: self.root.raw, pos: self.rest }
+        self.root().members()
     }
 
-    /// The top-level member `key`, as [`Value::get`] finds it. O(members), no scan of the indexed ones.
+    /// The top-level member `key`, as [`Value::get`] finds it.
     #[inline(never)] // called from many places: one copy keeps the wasm small
     pub fn get(&self, key: &str) -> Option<Value<'_>> {
         self.members().get(key)
@@ -79,9 +85,10 @@ impl<'a> Doc<'a> {
 }
 
 impl<'a> Value<'a> {
-    /// Parses `bytes` as one JSON document: the root of [`Doc::parse`].
+    /// Checks `bytes` as one JSON document, as [`Doc::parse`] does, and returns its root, unrecorded.
     pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
-        Doc::parse(bytes).map(|doc| doc.root)
+        let (start, end, _) = validate(bytes, &mut [])?;
+        Some(Value { raw: bytes.get(start..end)?, tape: &[] })
     }
 
     /// The value's bytes exactly as they appear in the document.
@@ -91,18 +98,17 @@ impl<'a> Value<'a> {
 
     /// The member `key` of an object; `None` if this is not an object or has no such member.
     ///
-    /// Keys are compared after unescaping. O(size of the object).
+    /// Keys are compared after unescaping. O(members) when recorded, else O(size of the object).
     pub fn get(self, key: &str) -> Option<Value<'a>> {
         self.members().get(key)
     }
 
     /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
     ///
-    /// One pass over the object: decoders that want several members read them all in one loop
-    /// instead of one scan per [`Value::get`]. O(size of the object) in all.
+    /// Decoders that want several members read them all in one loop instead of one [`Value::get`] each.
     pub fn members(self) -> Members<'a> {
-        let pos = if self.raw.first() == Some(&b'{') { skip_ws(self.raw, 1) } else { self.raw.len() };
-        Members { noted: &[], raw: self.raw, pos }
+        let is_object = self.raw.first() == Some(&b'{');
+        Members { inner: self.contents(is_object) }
     }
 
     /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
@@ -112,15 +118,24 @@ impl<'a> Value<'a> {
 
     /// The elements of an array (none if this is not an array).
     pub fn items(self) -> Items<'a> {
-        let pos = if self.raw.first() == Some(&b'[') { skip_ws(self.raw, 1) } else { self.raw.len() };
-        Items { raw: self.raw, pos }
+        Items { inner: self.contents(self.raw.first() == Some(&b'[')) }
+    }
+
+    /// A cursor over this container's contents: its tape entries past its own, or else its bytes.
+    fn contents(self, is_container: bool) -> Contents<'a> {
+        let base = self.tape.first().map_or(0, |e| e.start);
+        let (tape, pos) = match self.tape.get(1..) {
+            Some(tape) => (tape, self.raw.len()),
+            None if is_container => (self.tape, skip_ws(self.raw, 1)),
+            None => (self.tape, self.raw.len()),
+        };
+        Contents { raw: self.raw, base, tape: if is_container { tape } else { &[] }, pos }
     }
 
     /// The first element of an array.
     pub fn first(self) -> Option<Value<'a>> {
         self.items().next()
     }
-
     /// The string this value holds, if it is a string.
     pub fn as_str(self) -> Option<Str<'a>> {
         if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
@@ -174,11 +189,39 @@ impl<'a> Value<'a> {
     }
 }
 
-/// Iterator over the members of a JSON object: those a [`Doc`] noted, then the rest, found by scanning.
-pub struct Members<'a> {
-    noted: &'a [(Str<'a>, Value<'a>)],
+/// Where an iteration over a container's contents is: the rest of its tape entries or, unrecorded,
+/// a position in its bytes.
+struct Contents<'a> {
     raw: &'a [u8],
+    /// The document offset of `raw`, to which the tape's offsets are relative.
+    base: u32,
+    tape: &'a [Entry],
     pos: usize,
+}
+
+impl<'a> Contents<'a> {
+    /// The next recorded key or value, as a value with its own entries.
+    fn next_recorded(&mut self) -> Option<Value<'a>> {
+        let entry = self.tape.first()?;
+        let (tape, rest) = self.tape.split_at_checked(entry.span as usize)?;
+        self.tape = rest;
+        let at = |offset: u32| offset.wrapping_sub(self.base) as usize;
+        Some(Value { raw: self.raw.get(at(entry.start)..at(entry.end))?, tape })
+    }
+
+    /// The next unrecorded value, found by scanning; `pos` moves past the comma after it.
+    fn next_scanned(&mut self) -> Option<Value<'a>> {
+        let start = self.pos;
+        let end = skip_value(self.raw, start)?;
+        let after = skip_ws(self.raw, end);
+        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
+        Some(Value { raw: self.raw.get(start..end)?, tape: &[] })
+    }
+}
+
+/// Iterator over the members of a JSON object.
+pub struct Members<'a> {
+    inner: Contents<'a>,
 }
 
 impl<'a> Members<'a> {
@@ -192,41 +235,39 @@ impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        if let Some((&first, rest)) = self.noted.split_first() {
-            self.noted = rest;
-            return Some(first);
-        }
-        if self.raw.get(self.pos) != Some(&b'"') {
-            return None;
-        }
-        let key_end = skip_string(self.raw, self.pos)?;
-        let key = Str { escaped: self.raw.get(self.pos + 1..key_end - 1)? };
-        let value_start = skip_ws(self.raw, skip_ws(self.raw, key_end) + 1);
-        let value_end = skip_value(self.raw, value_start)?;
-        let after = skip_ws(self.raw, value_end);
-        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
-        Some((key, Value { raw: self.raw.get(value_start..value_end)? }))
+        let inner = &mut self.inner;
+        let (key, value) = if inner.tape.is_empty() {
+            if inner.raw.get(inner.pos) != Some(&b'"') {
+                return None;
+            }
+            let key_end = skip_string(inner.raw, inner.pos)?;
+            let key = inner.raw.get(inner.pos..key_end)?;
+            inner.pos = skip_ws(inner.raw, skip_ws(inner.raw, key_end) + 1);
+            (key, inner.next_scanned()?)
+        } else {
+            (inner.next_recorded()?.raw, inner.next_recorded()?)
+        };
+        Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
     }
 }
 
 /// Iterator over the elements of a JSON array.
 pub struct Items<'a> {
-    raw: &'a [u8],
-    pos: usize,
+    inner: Contents<'a>,
 }
 
 impl<'a> Iterator for Items<'a> {
     type Item = Value<'a>;
 
     fn next(&mut self) -> Option<Value<'a>> {
-        let start = self.pos;
-        if matches!(self.raw.get(start), None | Some(b']')) {
+        let inner = &mut self.inner;
+        if !inner.tape.is_empty() {
+            return inner.next_recorded();
+        }
+        if matches!(inner.raw.get(inner.pos), None | Some(b']')) {
             return None;
         }
-        let end = skip_value(self.raw, start)?;
-        let after = skip_ws(self.raw, end);
-        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
-        Some(Value { raw: self.raw.get(start..end)? })
+        inner.next_scanned()
     }
 }
 
@@ -342,17 +383,17 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// Checks the value starting at `pos` and returns its end. If it is an object, `on_member` gets the
-/// position of each member's key (between the quotes) and value as it is checked. Iterative: containers
-/// are tracked with a bit stack (1 = object), so depth costs one bit, not a stack frame.
-fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usize>, Range<usize>)) -> Option<usize> {
+/// Checks that `bytes` are one JSON value with whitespace around it and returns where the value starts
+/// and ends and how many entries of `tape` it filled (as many values and keys as fit, in document
+/// order). Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit,
+/// not a stack frame.
+fn validate(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
+    let mut tape = Recorder { tape, len: 0, full: false, open: 0, unrecorded: 0 };
     let mut containers: u64 = 0;
     let mut depth: u32 = 0;
-    let mut i = pos;
+    let first = skip_ws(bytes, 0);
+    let mut i = first;
     let mut at_key = false;
-    // The top-level member being checked.
-    let mut key = 0..0;
-    let mut value_start = 0;
     loop {
         i = skip_ws(bytes, i);
         if at_key {
@@ -361,19 +402,15 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
                 return None;
             }
             let key_end = validate_string(bytes, i)?;
+            tape.push(i, key_end);
             let colon = skip_ws(bytes, key_end);
             if bytes.get(colon) != Some(&b':') {
                 return None;
             }
-            if depth == 1 {
-                key = i + 1..key_end - 1;
-            }
             i = skip_ws(bytes, colon + 1);
         }
         // At a value.
-        if depth == 1 {
-            value_start = i;
-        }
+        let start = i;
         match *bytes.get(i)? {
             open @ (b'{' | b'[') => {
                 if depth == MAX_DEPTH {
@@ -381,6 +418,7 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
                 }
                 containers = (containers << 1) | u64::from(open == b'{');
                 depth += 1;
+                tape.open(i);
                 i = skip_ws(bytes, i + 1);
                 let close = if open == b'{' { b'}' } else { b']' };
                 if bytes.get(i) != Some(&close) {
@@ -390,20 +428,26 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
                 depth -= 1;
                 containers >>= 1;
                 i += 1;
+                tape.close(i);
             }
-            b'"' => i = validate_string(bytes, i)?,
-            b't' => i = literal(bytes, i, b"true")?,
-            b'f' => i = literal(bytes, i, b"false")?,
-            b'n' => i = literal(bytes, i, b"null")?,
-            _ => i = validate_number(bytes, i)?,
+            b'"' => {
+                i = validate_string(bytes, i)?;
+                tape.push(start, i);
+            }
+            first => {
+                i = match first {
+                    b't' => literal(bytes, i, b"true")?,
+                    b'f' => literal(bytes, i, b"false")?,
+                    b'n' => literal(bytes, i, b"null")?,
+                    _ => validate_number(bytes, i)?,
+                };
+                tape.push(start, i);
+            }
         }
         // After a value: close containers or move to the next member.
         loop {
-            if depth == 1 && containers & 1 == 1 {
-                on_member(key.clone(), value_start..i);
-            }
             if depth == 0 {
-                return Some(i);
+                return (skip_ws(bytes, i) == bytes.len()).then_some((first, i, tape.len));
             }
             i = skip_ws(bytes, i);
             let in_object = containers & 1 == 1;
@@ -420,6 +464,61 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
             depth -= 1;
             containers >>= 1;
             i += 1;
+            tape.close(i);
+        }
+    }
+}
+
+/// Fills a tape while [`validate`] checks: values and keys in document order until it is full.
+struct Recorder<'t> {
+    tape: &'t mut [Entry],
+    len: usize,
+    /// Whether an entry did not fit: containers closing from then on are not whole on the tape.
+    full: bool,
+    /// The innermost open container on the tape; its entry's `span` holds the next one out until it closes.
+    open: u32,
+    /// How many open containers, all inside `open`, did not fit on the tape.
+    unrecorded: u32,
+}
+
+impl Recorder<'_> {
+    /// Records a value or key at `start..end` that has no contents; false if the tape is full.
+    #[inline(always)]
+    fn push(&mut self, start: usize, end: usize) -> bool {
+        let Some(slot) = self.tape.get_mut(self.len) else {
+            self.full = true;
+            return false;
+        };
+        // Offsets fit in u32: `Doc::parse` gives no tape for longer documents.
+        *slot = Entry { start: start as u32, end: end as u32, span: 1 };
+        self.len += 1;
+        true
+    }
+
+    /// A container opens at `start`.
+    fn open(&mut self, start: usize) {
+        let outer = self.open;
+        if self.push(start, start) {
+            self.open = self.len as u32 - 1;
+            if let Some(entry) = self.tape.get_mut(self.open as usize) {
+                entry.span = outer;
+            }
+        } else {
+            self.unrecorded += 1;
+        }
+    }
+
+    /// The innermost open container closes, just before `end`.
+    fn close(&mut self, end: usize) {
+        if self.unrecorded > 0 {
+            self.unrecorded -= 1;
+            return;
+        }
+        let at = self.open as usize;
+        let span = if self.full { 0 } else { (self.len - at) as u32 };
+        if let Some(entry) = self.tape.get_mut(at) {
+            self.open = entry.span;
+            *entry = Entry { start: entry.start, end: end as u32, span };
         }
     }
 }
@@ -538,19 +637,35 @@ mod tests {
         assert_eq!(Value::parse(b"[1]").unwrap().members().count(), 0);
     }
 
-    #[test]
-    fn doc_members_are_what_a_scan_finds() {
-        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\" : [{i}]")).collect();
-        let many = format!("{{{}}}", many.join(" ,\n"));
-        for text in [many.as_str(), r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
-            let doc = Doc::parse(text.as_bytes()).unwrap();
-            let pairs = |members: &mut dyn Iterator<Item = (Str, Value)>| members.map(|(k, v)| (k.escaped().to_vec(), v.raw().to_vec())).collect::<Vec<_>>();
-            assert_eq!(pairs(&mut doc.members()), pairs(&mut doc.root().members()), "{text}");
+    /// Everything lookups see of `v`, depth first: recorded and scanned values must agree.
+    fn walk(v: Value, out: &mut Vec<Vec<u8>>) {
+        out.push(v.raw().to_vec());
+        for (key, member) in v.members() {
+            out.push(key.escaped().to_vec());
+            walk(member, out);
         }
-        let doc = Doc::parse(many.as_bytes()).unwrap();
-        assert_eq!(doc.members().count(), 40);
-        assert_eq!(doc.get("k39").unwrap().raw(), b"[39]");
+        v.items().for_each(|item| walk(item, out));
+    }
+
+    #[test]
+    fn recorded_lookups_are_what_a_scan_finds() {
+        let members = |n: usize| (0..n).map(|i| format!("\"k{i}\" : [{i}, {{\"x\":[]}}]")).collect::<Vec<_>>().join(" ,\n");
+        // Tapes that hold the document, that run out inside it, or that run out inside its first member.
+        let (fits, overflows) = (format!("{{{}}}", members(10)), format!("{{{}}}", members(40)));
+        let deep = format!("[{}1{}, 2]", "[".repeat(60), "]".repeat(60));
+        let wide = format!("[[{}], {{\"a\":1}}]", vec!["0"; 200].join(","));
+        for text in [&fits, &overflows, &deep, &wide, r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
+            let (mut recorded, mut scanned) = (Vec::new(), Vec::new());
+            walk(Doc::parse(text.as_bytes()).unwrap().root(), &mut recorded);
+            walk(Value::parse(text.as_bytes()).unwrap(), &mut scanned);
+            assert_eq!(recorded, scanned, "{text}");
+        }
+        let doc = Doc::parse(fits.as_bytes()).unwrap();
+        assert!(!doc.root().tape.is_empty());
+        assert_eq!(doc.members().count(), 10);
+        assert_eq!(doc.get("k9").unwrap().raw(), br#"[9, {"x":[]}]"#);
         assert!(doc.get("a").is_none());
+        assert!(Doc::parse(overflows.as_bytes()).unwrap().root().tape.is_empty());
     }
 
     #[test]
