@@ -1,24 +1,25 @@
 //! Zero-allocation JSON reading: check a document once, then look values up in its raw bytes.
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
-//! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating,
-//! [`Doc`] records each value's and key's place on a fixed-size tape (`TAPE` entries, about 1 KB,
-//! whatever the input), so lookups jump from member to member instead of scanning the bytes again; a
-//! document too big for the tape is looked up by scanning, as a bare [`Value`] is. Every function is
-//! total: any input gives an answer, none panics.
+//! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
+//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries, 1,152 bytes,
+//! whatever the input; the stream keeps one and reuses it for every event), so lookups jump from member
+//! to member instead of scanning the bytes again. A document with more values than the tape holds is
+//! not recorded: its lookups find each value's end by validating it again, in O(size of the value).
+//! Every function is total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
 
 /// Deepest nesting accepted; deeper documents are treated as malformed.
 pub const MAX_DEPTH: u32 = 64;
 
-/// How many values and keys a [`Doc`] records (a tape of 1,152 bytes): an event has 20 to 60. Lookups
-/// into a document with more fall back to scanning it.
+/// How many values and keys a [`Tape`] records: an event has 20 to 60. A document with more is
+/// looked up without the tape.
 const TAPE: usize = 96;
 
 /// A value or key as recorded while validating: its bytes' range in the document and, for a value,
-/// how many entries it spans with its contents (1 for a scalar; 0 for a container the tape could not
-/// hold whole). A container's entries follow it in document order, keys before their values.
+/// how many entries it spans with its contents (1 for a scalar). A container's entries follow it in
+/// document order, keys before their values.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     start: u32,
@@ -26,18 +27,22 @@ struct Entry {
     span: u32,
 }
 
-/// A parsed document: its root value and a tape of the values in it, recorded while validating, so
-/// that lookups jump from member to member instead of scanning the bytes again. The decoders' lookups
-/// start here.
+/// Room to record one document's values while it is parsed ([`Value::parse`]), 1,152 bytes. Kept by
+/// the caller and lent for each document, so parsing neither clears nor moves it; only the entries a
+/// parse writes are read.
 #[derive(Clone, Debug)]
-pub struct Doc<'a> {
-    root: &'a [u8],
-    tape: [Entry; TAPE],
-    len: usize,
+pub struct Tape {
+    entries: [Entry; TAPE],
 }
 
-/// A well-formed JSON value as a slice of the document it came from, with its part of the [`Doc`]'s
-/// tape (empty when not recorded: then lookups scan `raw`).
+impl Default for Tape {
+    fn default() -> Self {
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE] }
+    }
+}
+
+/// A well-formed JSON value as a slice of the document it came from, with its entries on the
+/// document's [`Tape`] (none when the document was not recorded: then lookups scan `raw`).
 #[derive(Clone, Copy, Debug)]
 pub struct Value<'a> {
     raw: &'a [u8],
@@ -50,45 +55,14 @@ pub struct Str<'a> {
     escaped: &'a [u8],
 }
 
-impl<'a> Doc<'a> {
-    /// Parses `bytes` as one JSON document (surrounding whitespace allowed).
-    ///
-    /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1) memory.
-    pub fn parse(bytes: &'a [u8]) -> Option<Doc<'a>> {
-        let mut doc = Doc { root: &[], tape: [Entry { start: 0, end: 0, span: 0 }; TAPE], len: 0 };
-        // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
-        let room = if u32::try_from(bytes.len()).is_ok() { TAPE } else { 0 };
-        let (start, end, len) = validate(bytes, doc.tape.get_mut(..room).unwrap_or_default())?;
-        doc.root = bytes.get(start..end)?;
-        doc.len = len;
-        Some(doc)
-    }
-
-    /// The root value.
-    pub fn root(&self) -> Value<'_> {
-        let tape = self.tape.get(..self.len).unwrap_or_default();
-        // The root spans the whole tape, unless the tape could not hold it.
-        let whole = tape.first().is_some_and(|root| root.span as usize == tape.len());
-        Value { raw: self.root, tape: if whole { tape } else { &[] } }
-    }
-
-    /// The top-level members, as [`Value::members`] gives them.
-    pub fn members(&self) -> Members<'_> {
-        self.root().members()
-    }
-
-    /// The top-level member `key`, as [`Value::get`] finds it.
-    #[inline(never)] // called from many places: one copy keeps the wasm small
-    pub fn get(&self, key: &str) -> Option<Value<'_>> {
-        self.members().get(key)
-    }
-}
-
 impl<'a> Value<'a> {
-    /// Checks `bytes` as one JSON document, as [`Doc::parse`] does, and returns its root, unrecorded.
-    pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
-        let (start, end, _) = validate(bytes, &mut [])?;
-        Some(Value { raw: bytes.get(start..end)?, tape: &[] })
+    /// Parses `bytes` as one JSON document (surrounding whitespace allowed), recording its values on
+    /// `tape`, and returns its root. The decoders' lookups start here.
+    ///
+    /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1)
+    /// memory (the tape's).
+    pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
+        parse_into(bytes, &mut tape.entries)
     }
 
     /// The value's bytes exactly as they appear in the document.
@@ -99,16 +73,16 @@ impl<'a> Value<'a> {
     /// The member `key` of an object; `None` if this is not an object or has no such member.
     ///
     /// Keys are compared after unescaping. O(members) when recorded, else O(size of the object).
+    #[inline(never)] // called from many places: one copy keeps the wasm small
     pub fn get(self, key: &str) -> Option<Value<'a>> {
-        self.members().get(key)
+        self.members().find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
     }
 
     /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
     ///
     /// Decoders that want several members read them all in one loop instead of one [`Value::get`] each.
     pub fn members(self) -> Members<'a> {
-        let is_object = self.raw.first() == Some(&b'{');
-        Members { inner: self.contents(is_object) }
+        Members { inner: self.contents(b'{') }
     }
 
     /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
@@ -118,18 +92,21 @@ impl<'a> Value<'a> {
 
     /// The elements of an array (none if this is not an array).
     pub fn items(self) -> Items<'a> {
-        Items { inner: self.contents(self.raw.first() == Some(&b'[')) }
+        Items { inner: self.contents(b'[') }
     }
 
-    /// A cursor over this container's contents: its tape entries past its own, or else its bytes.
-    fn contents(self, is_container: bool) -> Contents<'a> {
+    /// A cursor over this value's contents if it opens with `open`: its tape entries past its own,
+    /// or, unrecorded, its bytes past the bracket. Nothing for any other value.
+    fn contents(self, open: u8) -> Contents<'a> {
         let base = self.tape.first().map_or(0, |e| e.start);
-        let (tape, pos) = match self.tape.get(1..) {
-            Some(tape) => (tape, self.raw.len()),
-            None if is_container => (self.tape, skip_ws(self.raw, 1)),
-            None => (self.tape, self.raw.len()),
-        };
-        Contents { raw: self.raw, base, tape: if is_container { tape } else { &[] }, pos }
+        let mut contents = Contents { raw: self.raw, base, tape: &[], pos: self.raw.len() };
+        if self.raw.first() == Some(&open) {
+            match self.tape.split_first() {
+                Some((_, tape)) => contents.tape = tape,
+                None => contents.pos = skip_ws(self.raw, 1),
+            }
+        }
+        contents
     }
 
     /// The first element of an array.
@@ -181,13 +158,13 @@ impl<'a> Value<'a> {
     /// Whether this is an object or array with no members, or an empty string.
     pub fn is_empty(self) -> bool {
         match self.raw.first() {
-            Some(b'{') => self.raw.get(1..).is_some_and(|r| skip_ws(r, 0) == r.len() - 1),
-            Some(b'[') => self.items().next().is_none(),
+            Some(&open @ (b'{' | b'[')) => self.contents(open).next().is_none(),
             Some(b'"') => self.raw.len() == 2,
             _ => false,
         }
     }
 }
+
 
 /// Where an iteration over a container's contents is: the rest of its tape entries or, unrecorded,
 /// a position in its bytes.
@@ -200,21 +177,31 @@ struct Contents<'a> {
 }
 
 impl<'a> Contents<'a> {
-    /// The next recorded key or value, as a value with its own entries.
-    fn next_recorded(&mut self) -> Option<Value<'a>> {
-        let entry = self.tape.first()?;
+    /// The next key or value, with its own entries.
+    #[inline(always)] // the recorded case is a few instructions, in every lookup's loop
+    fn next(&mut self) -> Option<Value<'a>> {
+        let Some(entry) = self.tape.first() else { return self.next_unrecorded() };
         let (tape, rest) = self.tape.split_at_checked(entry.span as usize)?;
         self.tape = rest;
         let at = |offset: u32| offset.wrapping_sub(self.base) as usize;
         Some(Value { raw: self.raw.get(at(entry.start)..at(entry.end))?, tape })
     }
 
-    /// The next unrecorded value, found by scanning; `pos` moves past the comma after it.
-    fn next_scanned(&mut self) -> Option<Value<'a>> {
+    /// The next key or value of an unrecorded container (or none, past its end), found by scanning;
+    /// `pos` moves past the `:` or `,` after it.
+    #[cold]
+    #[inline(never)]
+    fn next_unrecorded(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
+        if matches!(self.raw.get(start), None | Some(b'}' | b']')) {
+            return None;
+        }
         let end = skip_value(self.raw, start)?;
         let after = skip_ws(self.raw, end);
-        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
+        self.pos = match self.raw.get(after) {
+            Some(b',' | b':') => skip_ws(self.raw, after + 1),
+            _ => self.raw.len(),
+        };
         Some(Value { raw: self.raw.get(start..end)?, tape: &[] })
     }
 }
@@ -224,29 +211,12 @@ pub struct Members<'a> {
     inner: Contents<'a>,
 }
 
-impl<'a> Members<'a> {
-    /// The value of the first member named `key`. One function for every lookup keeps the wasm small.
-    fn get(mut self, key: &str) -> Option<Value<'a>> {
-        self.find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
-    }
-}
-
 impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        let inner = &mut self.inner;
-        let (key, value) = if inner.tape.is_empty() {
-            if inner.raw.get(inner.pos) != Some(&b'"') {
-                return None;
-            }
-            let key_end = skip_string(inner.raw, inner.pos)?;
-            let key = inner.raw.get(inner.pos..key_end)?;
-            inner.pos = skip_ws(inner.raw, skip_ws(inner.raw, key_end) + 1);
-            (key, inner.next_scanned()?)
-        } else {
-            (inner.next_recorded()?.raw, inner.next_recorded()?)
-        };
+        let key = self.inner.next()?.raw;
+        let value = self.inner.next()?;
         Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
     }
 }
@@ -260,14 +230,7 @@ impl<'a> Iterator for Items<'a> {
     type Item = Value<'a>;
 
     fn next(&mut self) -> Option<Value<'a>> {
-        let inner = &mut self.inner;
-        if !inner.tape.is_empty() {
-            return inner.next_recorded();
-        }
-        if matches!(inner.raw.get(inner.pos), None | Some(b']')) {
-            return None;
-        }
-        inner.next_scanned()
+        self.inner.next()
     }
 }
 
@@ -351,6 +314,7 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+
 /// End of an already validated value starting at `pos`.
 fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
     match *bytes.get(pos)? {
@@ -383,15 +347,40 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// Checks that `bytes` are one JSON value with whitespace around it and returns where the value starts
-/// and ends and how many entries of `tape` it filled (as many values and keys as fit, in document
-/// order). Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit,
-/// not a stack frame.
-fn validate(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
-    let mut tape = Recorder { tape, len: 0, full: false, open: 0, unrecorded: 0 };
+/// End of the string starting at `pos` (which holds `"`), just past the closing quote, in checked input.
+fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut i = pos + 1;
+    loop {
+        // Strings are most of an event's bytes: jump to the next quote or backslash a word at a time.
+        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\'))?;
+        if bytes.get(i) == Some(&b'"') {
+            return Some(i + 1);
+        }
+        i += 2;
+    }
+}
+
+/// Checks `bytes` as one JSON document, recording its values on `tape` (see [`Value::parse`]).
+fn parse_into<'a>(bytes: &'a [u8], tape: &'a mut [Entry]) -> Option<Value<'a>> {
+    // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
+    let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
+    let start = skip_ws(bytes, 0);
+    let (end, len) = validate(bytes, start, tape.get_mut(..room).unwrap_or_default())?;
+    if skip_ws(bytes, end) != bytes.len() {
+        return None;
+    }
+    let tape: &'a [Entry] = tape;
+    Some(Value { raw: bytes.get(start..end)?, tape: tape.get(..len).unwrap_or_default() })
+}
+
+/// Checks that a JSON value starts at `first` and returns where it ends and how many entries of
+/// `tape` it filled: all its values and keys in document order, or none if they do not all fit.
+/// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
+/// stack frame.
+fn validate(bytes: &[u8], first: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
+    let mut tape = Recorder { tape, len: 0, open: 0 };
     let mut containers: u64 = 0;
     let mut depth: u32 = 0;
-    let first = skip_ws(bytes, 0);
     let mut i = first;
     let mut at_key = false;
     loop {
@@ -445,7 +434,7 @@ fn validate(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
         // After a value: close containers or move to the next member.
         loop {
             if depth == 0 {
-                return (skip_ws(bytes, i) == bytes.len()).then_some((first, i, tape.len));
+                return Some((i, tape.filled()));
             }
             i = skip_ws(bytes, i);
             let in_object = containers & 1 == 1;
@@ -467,70 +456,48 @@ fn validate(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
     }
 }
 
-/// Fills a tape while [`validate`] checks: values and keys in document order until it is full.
+/// Fills a tape while [`validate`] checks: values and keys in document order. When one does not fit,
+/// `len` passes the tape's length and the tape is not used (entries from then on are not kept right).
 struct Recorder<'t> {
     tape: &'t mut [Entry],
     len: usize,
-    /// Whether an entry did not fit: containers closing from then on are not whole on the tape.
-    full: bool,
-    /// The innermost open container on the tape; its entry's `span` holds the next one out until it closes.
-    open: u32,
-    /// How many open containers, all inside `open`, did not fit on the tape.
-    unrecorded: u32,
+    /// The innermost open container; its entry's `span` holds the next one out until it closes.
+    open: usize,
 }
 
 impl Recorder<'_> {
-    /// Records a value or key at `start..end` that has no contents; false if the tape is full.
+    /// Records a value or key at `start..end` that has no contents.
     #[inline(always)]
-    fn push(&mut self, start: usize, end: usize) -> bool {
-        let Some(slot) = self.tape.get_mut(self.len) else {
-            self.full = true;
-            return false;
-        };
-        // Offsets fit in u32: `Doc::parse` gives no tape for longer documents.
-        *slot = Entry { start: start as u32, end: end as u32, span: 1 };
+    fn push(&mut self, start: usize, end: usize) {
+        if let Some(slot) = self.tape.get_mut(self.len) {
+            // Offsets fit in u32: `parse_into` gives no tape for longer documents.
+            *slot = Entry { start: start as u32, end: end as u32, span: 1 };
+        }
         self.len += 1;
-        true
     }
 
     /// A container opens at `start`.
     fn open(&mut self, start: usize) {
         let outer = self.open;
-        if self.push(start, start) {
-            self.open = self.len as u32 - 1;
-            if let Some(entry) = self.tape.get_mut(self.open as usize) {
-                entry.span = outer;
-            }
-        } else {
-            self.unrecorded += 1;
+        self.open = self.len;
+        self.push(start, start);
+        if let Some(entry) = self.tape.get_mut(self.open) {
+            entry.span = outer as u32;
         }
     }
 
     /// The innermost open container closes, just before `end`.
     fn close(&mut self, end: usize) {
-        if self.unrecorded > 0 {
-            self.unrecorded -= 1;
-            return;
-        }
-        let at = self.open as usize;
-        let span = if self.full { 0 } else { (self.len - at) as u32 };
+        let at = self.open;
         if let Some(entry) = self.tape.get_mut(at) {
-            self.open = entry.span;
-            *entry = Entry { start: entry.start, end: end as u32, span };
+            self.open = entry.span as usize;
+            *entry = Entry { start: entry.start, end: end as u32, span: (self.len - at) as u32 };
         }
     }
-}
 
-/// End of the string starting at `pos` (which holds `"`), just past the closing quote, in checked input.
-fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        // Strings are most of an event's bytes: jump to the next quote or backslash a word at a time.
-        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\'))?;
-        if bytes.get(i) == Some(&b'"') {
-            return Some(i + 1);
-        }
-        i += 2;
+    /// How many entries the tape holds: all that were recorded, or none if some did not fit.
+    fn filled(&self) -> usize {
+        if self.len <= self.tape.len() { self.len } else { 0 }
     }
 }
 
@@ -593,6 +560,16 @@ fn validate_number(bytes: &[u8], pos: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Parses `text` as the decoders do, on a tape of its own.
+    fn parse(text: &[u8]) -> Option<Value<'_>> {
+        Value::parse(text, Box::leak(Box::default()))
+    }
+
+    /// Checks `text` without recording it: lookups into it find values' ends by validating again.
+    fn unrecorded(text: &[u8]) -> Option<Value<'_>> {
+        parse_into(text, &mut [])
+    }
+
     fn text(v: Value) -> String {
         v.as_str().unwrap().chars().collect()
     }
@@ -600,25 +577,25 @@ mod tests {
     #[test]
     fn accepts_and_rejects() {
         for good in [r#"{"a":[1,2.5e3,-0.1,true,false,null,"x"]}"#, "[]", "{}", " 0 ", r#""\u00e9""#, "[[[]]]"] {
-            assert!(Value::parse(good.as_bytes()).is_some(), "{good}");
+            assert!(parse(good.as_bytes()).is_some(), "{good}");
         }
         for bad in ["", "{", "[1,]", r#"{"a"}"#, r#"{"a":1,}"#, "01", "1.", "tru", "[1] x", "\"\u{1}\"", r#""\x""#, "{]"] {
-            assert!(Value::parse(bad.as_bytes()).is_none(), "{bad}");
+            assert!(parse(bad.as_bytes()).is_none(), "{bad}");
         }
     }
 
     #[test]
     fn nesting_bomb_is_rejected_without_recursion() {
         let bomb = "[".repeat(1_000_000);
-        assert!(Value::parse(bomb.as_bytes()).is_none());
+        assert!(parse(bomb.as_bytes()).is_none());
         let deep = "[".repeat(MAX_DEPTH as usize) + &"]".repeat(MAX_DEPTH as usize);
-        assert!(Value::parse(deep.as_bytes()).is_some());
+        assert!(parse(deep.as_bytes()).is_some());
     }
 
     #[test]
     fn looks_up_paths_and_items() {
         let doc = r#"{"choices":[{"delta":{"content":"Hi \"you\" \ud83d\ude00 \u00e9"}},{"x":1}],"usage":{"n":12.0},"k\u0041":2}"#;
-        let v = Value::parse(doc.as_bytes()).unwrap();
+        let v = parse(doc.as_bytes()).unwrap();
         let first = v.get("choices").unwrap().first().unwrap();
         assert_eq!(text(first.path(&["delta", "content"]).unwrap()), "Hi \"you\" 😀 é");
         assert_eq!(v.get("choices").unwrap().items().count(), 2);
@@ -629,11 +606,11 @@ mod tests {
 
     #[test]
     fn members_in_one_pass() {
-        let v = Value::parse(br#"{"a":1, "b" : {"c":[2]}, "d\u0065":"x"}"#).unwrap();
+        let v = parse(br#"{"a":1, "b" : {"c":[2]}, "d\u0065":"x"}"#).unwrap();
         let keys: Vec<String> = v.members().map(|(k, _)| k.chars().collect()).collect();
         assert_eq!(keys, ["a", "b", "de"]);
         assert_eq!(v.members().nth(1).unwrap().1.raw(), br#"{"c":[2]}"#);
-        assert_eq!(Value::parse(b"[1]").unwrap().members().count(), 0);
+        assert_eq!(parse(b"[1]").unwrap().members().count(), 0);
     }
 
     /// Everything lookups see of `v`, depth first: recorded and scanned values must agree.
@@ -652,37 +629,44 @@ mod tests {
         // Tapes that hold the document, that run out inside it, or that run out inside its first member.
         let (fits, overflows) = (format!("{{{}}}", members(10)), format!("{{{}}}", members(40)));
         let deep = format!("[{}1{}, 2]", "[".repeat(60), "]".repeat(60));
-        let wide = format!("[[{}], {{\"a\":1}}]", vec!["0"; 200].join(","));
+        let wide = format!("[[{}], {{\"a\\\"b\" : \"c\\\\\", \"d\": [ ] }} ]", vec!["0"; 200].join(","));
         for text in [&fits, &overflows, &deep, &wide, r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
             let (mut recorded, mut scanned) = (Vec::new(), Vec::new());
-            walk(Doc::parse(text.as_bytes()).unwrap().root(), &mut recorded);
-            walk(Value::parse(text.as_bytes()).unwrap(), &mut scanned);
+            walk(parse(text.as_bytes()).unwrap(), &mut recorded);
+            walk(unrecorded(text.as_bytes()).unwrap(), &mut scanned);
             assert_eq!(recorded, scanned, "{text}");
         }
-        let doc = Doc::parse(fits.as_bytes()).unwrap();
-        assert!(!doc.root().tape.is_empty());
+        let doc = parse(fits.as_bytes()).unwrap();
+        assert!(!doc.tape.is_empty());
         assert_eq!(doc.members().count(), 10);
         assert_eq!(doc.get("k9").unwrap().raw(), br#"[9, {"x":[]}]"#);
         assert!(doc.get("a").is_none());
-        assert!(Doc::parse(overflows.as_bytes()).unwrap().root().tape.is_empty());
+        assert!(parse(overflows.as_bytes()).unwrap().tape.is_empty());
+        assert!(parse(wide.as_bytes()).unwrap().tape.is_empty());
+        // The tape is reused: a document recorded after a bigger one sees only its own entries.
+        let mut tape = Tape::default();
+        assert!(Value::parse(fits.as_bytes(), &mut tape).is_some());
+        let small = Value::parse(br#"{"k0":[5]}"#, &mut tape).unwrap();
+        assert_eq!((small.tape.len(), small.members().count()), (4, 1));
+        assert_eq!(small.get("k0").unwrap().first().unwrap().raw(), b"5");
     }
 
     #[test]
     fn an_object_root_counts_toward_the_depth_limit() {
         let nest = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n - 1), "]".repeat(n - 1));
-        assert!(Value::parse(nest(MAX_DEPTH as usize).as_bytes()).is_some());
-        assert!(Value::parse(nest(MAX_DEPTH as usize + 1).as_bytes()).is_none());
+        assert!(parse(nest(MAX_DEPTH as usize).as_bytes()).is_some());
+        assert!(parse(nest(MAX_DEPTH as usize + 1).as_bytes()).is_none());
     }
 
     #[test]
     fn numbers_out_of_range_are_none() {
-        assert_eq!(Value::parse(b"99999999999999999999999").unwrap().as_u64(), None);
-        assert_eq!(Value::parse(b"-1").unwrap().as_u64(), None);
-        assert_eq!(Value::parse(b"1.5").unwrap().as_u64(), None);
+        assert_eq!(parse(b"99999999999999999999999").unwrap().as_u64(), None);
+        assert_eq!(parse(b"-1").unwrap().as_u64(), None);
+        assert_eq!(parse(b"1.5").unwrap().as_u64(), None);
     }
 
     #[test]
     fn lone_surrogate_becomes_replacement() {
-        assert_eq!(text(Value::parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
+        assert_eq!(text(parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
     }
 }
