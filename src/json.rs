@@ -187,16 +187,16 @@ impl<'a> Contents<'a> {
         Some(Value { raw: self.raw.get(at(entry.start)..at(entry.end))?, tape })
     }
 
-    /// The next key or value of an unrecorded container (or none, past its end), found by scanning;
-    /// `pos` moves past the `:` or `,` after it.
+    /// The next key or value of an unrecorded container (or none, past its end): its end is found by
+    /// validating it again, and `pos` moves past the `:` or `,` after it.
     #[cold]
     #[inline(never)]
     fn next_unrecorded(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
-        if matches!(self.raw.get(start), None | Some(b'}' | b']')) {
-            return None;
+        if start >= self.raw.len() {
+            return None; // a recorded container's end, or nothing to iterate
         }
-        let end = skip_value(self.raw, start)?;
+        let (end, _) = validate(self.raw, start, &mut [])?;
         let after = skip_ws(self.raw, end);
         self.pos = match self.raw.get(after) {
             Some(b',' | b':') => skip_ws(self.raw, after + 1),
@@ -314,52 +314,6 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-
-/// End of an already validated value starting at `pos`.
-fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
-    match *bytes.get(pos)? {
-        b'"' => skip_string(bytes, pos),
-        b'{' | b'[' => {
-            let mut depth = 0u32;
-            let mut i = pos;
-            loop {
-                match *bytes.get(i)? {
-                    b'"' => {
-                        i = skip_string(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let len = bytes.get(pos..)?.iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
-            Some(pos + len.unwrap_or(bytes.len() - pos))
-        }
-    }
-}
-
-/// End of the string starting at `pos` (which holds `"`), just past the closing quote, in checked input.
-fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        // Strings are most of an event's bytes: jump to the next quote or backslash a word at a time.
-        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\'))?;
-        if bytes.get(i) == Some(&b'"') {
-            return Some(i + 1);
-        }
-        i += 2;
-    }
-}
-
 /// Checks `bytes` as one JSON document, recording its values on `tape` (see [`Value::parse`]).
 fn parse_into<'a>(bytes: &'a [u8], tape: &'a mut [Entry]) -> Option<Value<'a>> {
     // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
@@ -377,6 +331,7 @@ fn parse_into<'a>(bytes: &'a [u8], tape: &'a mut [Entry]) -> Option<Value<'a>> {
 /// `tape` it filled: all its values and keys in document order, or none if they do not all fit.
 /// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
 /// stack frame.
+#[inline(never)] // parsing, and finding values' ends in unrecorded documents, share one copy
 fn validate(bytes: &[u8], first: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
     let mut tape = Recorder { tape, len: 0, open: 0 };
     let mut containers: u64 = 0;
