@@ -1,35 +1,52 @@
 //! Zero-allocation JSON reading: check a document once, then look values up in its raw bytes.
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
-//! validates the bytes iteratively (a nesting bomb costs a counter, not stack) and then finds fields by
-//! scanning. The top-level members of an object, where most lookups start, are noted while validating
-//! ([`Doc`]), so finding them costs no second scan. Every function is total: any input gives an
-//! answer, none panics.
+//! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
+//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries, 1,152 bytes,
+//! whatever the input; the stream keeps one and reuses it for every event), so lookups jump from member
+//! to member instead of scanning the bytes again. A document with more values than the tape holds is
+//! not recorded: its lookups find each value's end by validating it again, in O(size of the value).
+//! Every function is total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
-use core::ops::Range;
 
 /// Deepest nesting accepted; deeper documents are treated as malformed.
 pub const MAX_DEPTH: u32 = 64;
 
-/// How many top-level members a [`Doc`] indexes; the rest (rare: events have about ten) are scanned.
-const INDEXED: usize = 16;
+/// How many values and keys a [`Tape`] records: an event has 20 to 60. A document with more is
+/// looked up without the tape.
+const TAPE: usize = 96;
 
-/// A parsed document: its root value and, if that is an object, its first [`INDEXED`] members, noted
-/// while validating. The decoders' lookups start here.
-#[derive(Clone, Debug)]
-pub struct Doc<'a> {
-    root: Value<'a>,
-    members: [(Str<'a>, Value<'a>); INDEXED],
-    indexed: usize,
-    /// Where the members past the index start in `root.raw` (`usize::MAX`, past any end, when none).
-    rest: usize,
+/// A value or key as recorded while validating: its bytes' range in the document and, for a value,
+/// how many entries it spans with its contents (1 for a scalar). A container's entries follow it in
+/// document order, keys before their values.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    start: u32,
+    end: u32,
+    span: u32,
 }
 
-/// A well-formed JSON value as a slice of the document it came from.
+/// Room to record one document's values while it is parsed ([`Value::parse`]), 1,152 bytes. Kept by
+/// the caller and lent for each document, so parsing neither clears nor moves it; only the entries a
+/// parse writes are read.
+#[derive(Clone, Debug)]
+pub struct Tape {
+    entries: [Entry; TAPE],
+}
+
+impl Default for Tape {
+    fn default() -> Self {
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE] }
+    }
+}
+
+/// A well-formed JSON value as a slice of the document it came from, with its entries on the
+/// document's [`Tape`] (none when the document was not recorded: then lookups scan `raw`).
 #[derive(Clone, Copy, Debug)]
 pub struct Value<'a> {
     raw: &'a [u8],
+    tape: &'a [Entry],
 }
 
 /// The contents of a JSON string, still escaped: [`Str::chars`] decodes them lazily.
@@ -38,50 +55,14 @@ pub struct Str<'a> {
     escaped: &'a [u8],
 }
 
-impl<'a> Doc<'a> {
-    /// Parses `bytes` as one JSON document (surrounding whitespace allowed).
-    ///
-    /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1) memory.
-    pub fn parse(bytes: &'a [u8]) -> Option<Doc<'a>> {
-        let empty = (Str { escaped: &[] }, Value { raw: &[] });
-        let mut doc = Doc { root: empty.1, members: [empty; INDEXED], indexed: 0, rest: usize::MAX };
-        let start = skip_ws(bytes, 0);
-        let end = validate_value(bytes, start, |key, value| {
-            if let Some(slot) = doc.members.get_mut(doc.indexed) {
-                *slot = (Str { escaped: bytes.get(key).unwrap_or_default() }, Value { raw: bytes.get(value).unwrap_or_default() });
-                doc.indexed += 1;
-            } else if doc.rest == usize::MAX {
-                doc.rest = key.start - 1 - start; // its opening quote
-            }
-        })?;
-        if skip_ws(bytes, end) != bytes.len() {
-            return None;
-        }
-        doc.root = Value { raw: bytes.get(start..end)? };
-        Some(doc)
-    }
-
-    /// The root value.
-    pub fn root(&self) -> Value<'a> {
-        self.root
-    }
-
-    /// The top-level members, as [`Value::members`] gives them, without scanning the indexed ones.
-    pub fn members(&self) -> Members<'_> {
-        Members { noted: self.members.get(..self.indexed).unwrap_or_default(), raw: self.root.raw, pos: self.rest }
-    }
-
-    /// The top-level member `key`, as [`Value::get`] finds it. O(members), no scan of the indexed ones.
-    #[inline(never)] // called from many places: one copy keeps the wasm small
-    pub fn get(&self, key: &str) -> Option<Value<'_>> {
-        self.members().get(key)
-    }
-}
-
 impl<'a> Value<'a> {
-    /// Parses `bytes` as one JSON document: the root of [`Doc::parse`].
-    pub fn parse(bytes: &'a [u8]) -> Option<Value<'a>> {
-        Doc::parse(bytes).map(|doc| doc.root)
+    /// Parses `bytes` as one JSON document (surrounding whitespace allowed), recording its values on
+    /// `tape`, and returns its root. The decoders' lookups start here.
+    ///
+    /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1)
+    /// memory (the tape's).
+    pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
+        parse_into(bytes, &mut tape.entries)
     }
 
     /// The value's bytes exactly as they appear in the document.
@@ -91,18 +72,17 @@ impl<'a> Value<'a> {
 
     /// The member `key` of an object; `None` if this is not an object or has no such member.
     ///
-    /// Keys are compared after unescaping. O(size of the object).
+    /// Keys are compared after unescaping. O(members) when recorded, else O(size of the object).
+    #[inline(never)] // called from many places: one copy keeps the wasm small
     pub fn get(self, key: &str) -> Option<Value<'a>> {
-        self.members().get(key)
+        self.members().find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
     }
 
     /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
     ///
-    /// One pass over the object: decoders that want several members read them all in one loop
-    /// instead of one scan per [`Value::get`]. O(size of the object) in all.
+    /// Decoders that want several members read them all in one loop instead of one [`Value::get`] each.
     pub fn members(self) -> Members<'a> {
-        let pos = if self.raw.first() == Some(&b'{') { skip_ws(self.raw, 1) } else { self.raw.len() };
-        Members { noted: &[], raw: self.raw, pos }
+        Members { inner: self.contents(b'{') }
     }
 
     /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
@@ -112,15 +92,27 @@ impl<'a> Value<'a> {
 
     /// The elements of an array (none if this is not an array).
     pub fn items(self) -> Items<'a> {
-        let pos = if self.raw.first() == Some(&b'[') { skip_ws(self.raw, 1) } else { self.raw.len() };
-        Items { raw: self.raw, pos }
+        Items { inner: self.contents(b'[') }
+    }
+
+    /// A cursor over this value's contents if it opens with `open`: its tape entries past its own,
+    /// or, unrecorded, its bytes past the bracket. Nothing for any other value.
+    fn contents(self, open: u8) -> Contents<'a> {
+        let base = self.tape.first().map_or(0, |e| e.start);
+        let mut contents = Contents { raw: self.raw, base, tape: &[], pos: self.raw.len() };
+        if self.raw.first() == Some(&open) {
+            match self.tape.split_first() {
+                Some((_, tape)) => contents.tape = tape,
+                None => contents.pos = skip_ws(self.raw, 1),
+            }
+        }
+        contents
     }
 
     /// The first element of an array.
     pub fn first(self) -> Option<Value<'a>> {
         self.items().next()
     }
-
     /// The string this value holds, if it is a string.
     pub fn as_str(self) -> Option<Str<'a>> {
         if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
@@ -166,67 +158,79 @@ impl<'a> Value<'a> {
     /// Whether this is an object or array with no members, or an empty string.
     pub fn is_empty(self) -> bool {
         match self.raw.first() {
-            Some(b'{') => self.raw.get(1..).is_some_and(|r| skip_ws(r, 0) == r.len() - 1),
-            Some(b'[') => self.items().next().is_none(),
+            Some(&open @ (b'{' | b'[')) => self.contents(open).next().is_none(),
             Some(b'"') => self.raw.len() == 2,
             _ => false,
         }
     }
 }
 
-/// Iterator over the members of a JSON object: those a [`Doc`] noted, then the rest, found by scanning.
-pub struct Members<'a> {
-    noted: &'a [(Str<'a>, Value<'a>)],
+
+/// Where an iteration over a container's contents is: the rest of its tape entries or, unrecorded,
+/// a position in its bytes.
+struct Contents<'a> {
     raw: &'a [u8],
+    /// The document offset of `raw`, to which the tape's offsets are relative.
+    base: u32,
+    tape: &'a [Entry],
     pos: usize,
 }
 
-impl<'a> Members<'a> {
-    /// The value of the first member named `key`. One function for every lookup keeps the wasm small.
-    fn get(mut self, key: &str) -> Option<Value<'a>> {
-        self.find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
+impl<'a> Contents<'a> {
+    /// The next key or value, with its own entries.
+    #[inline(always)] // the recorded case is a few instructions, in every lookup's loop
+    fn next(&mut self) -> Option<Value<'a>> {
+        let Some(entry) = self.tape.first() else { return self.next_unrecorded() };
+        let (tape, rest) = self.tape.split_at_checked(entry.span as usize)?;
+        self.tape = rest;
+        let at = |offset: u32| offset.wrapping_sub(self.base) as usize;
+        Some(Value { raw: self.raw.get(at(entry.start)..at(entry.end))?, tape })
     }
+
+    /// The next key or value of an unrecorded container (or none, past its end): its end is found by
+    /// validating it again, and `pos` moves past the `:` or `,` after it.
+    #[cold]
+    #[inline(never)]
+    fn next_unrecorded(&mut self) -> Option<Value<'a>> {
+        let start = self.pos;
+        if start >= self.raw.len() {
+            return None; // a recorded container's end, or nothing to iterate
+        }
+        let (end, _) = validate(self.raw, start, &mut [])?;
+        let after = skip_ws(self.raw, end);
+        self.pos = match self.raw.get(after) {
+            Some(b',' | b':') => skip_ws(self.raw, after + 1),
+            _ => self.raw.len(),
+        };
+        Some(Value { raw: self.raw.get(start..end)?, tape: &[] })
+    }
+}
+
+/// Iterator over the members of a JSON object.
+pub struct Members<'a> {
+    inner: Contents<'a>,
 }
 
 impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        if let Some((&first, rest)) = self.noted.split_first() {
-            self.noted = rest;
-            return Some(first);
-        }
-        if self.raw.get(self.pos) != Some(&b'"') {
-            return None;
-        }
-        let key_end = skip_string(self.raw, self.pos)?;
-        let key = Str { escaped: self.raw.get(self.pos + 1..key_end - 1)? };
-        let value_start = skip_ws(self.raw, skip_ws(self.raw, key_end) + 1);
-        let value_end = skip_value(self.raw, value_start)?;
-        let after = skip_ws(self.raw, value_end);
-        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
-        Some((key, Value { raw: self.raw.get(value_start..value_end)? }))
+        let key = self.inner.next()?.raw;
+        let value = self.inner.next()?;
+        Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
     }
 }
 
 /// Iterator over the elements of a JSON array.
 pub struct Items<'a> {
-    raw: &'a [u8],
-    pos: usize,
+    inner: Contents<'a>,
 }
 
 impl<'a> Iterator for Items<'a> {
     type Item = Value<'a>;
 
     fn next(&mut self) -> Option<Value<'a>> {
-        let start = self.pos;
-        if matches!(self.raw.get(start), None | Some(b']')) {
-            return None;
-        }
-        let end = skip_value(self.raw, start)?;
-        let after = skip_ws(self.raw, end);
-        self.pos = if self.raw.get(after) == Some(&b',') { skip_ws(self.raw, after + 1) } else { self.raw.len() };
-        Some(Value { raw: self.raw.get(start..end)? })
+        self.inner.next()
     }
 }
 
@@ -310,77 +314,57 @@ fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// End of an already validated value starting at `pos`.
-fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
-    match *bytes.get(pos)? {
-        b'"' => skip_string(bytes, pos),
-        b'{' | b'[' => {
-            let mut depth = 0u32;
-            let mut i = pos;
-            loop {
-                match *bytes.get(i)? {
-                    b'"' => {
-                        i = skip_string(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        _ => {
-            let len = bytes.get(pos..)?.iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
-            Some(pos + len.unwrap_or(bytes.len() - pos))
-        }
+/// Checks `bytes` as one JSON document, recording its values on `tape` (see [`Value::parse`]).
+fn parse_into<'a>(bytes: &'a [u8], tape: &'a mut [Entry]) -> Option<Value<'a>> {
+    // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
+    let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
+    let start = skip_ws(bytes, 0);
+    let (end, len) = validate(bytes, start, tape.get_mut(..room).unwrap_or_default())?;
+    if skip_ws(bytes, end) != bytes.len() {
+        return None;
     }
+    let tape: &'a [Entry] = tape;
+    Some(Value { raw: bytes.get(start..end)?, tape: tape.get(..len).unwrap_or_default() })
 }
 
-/// Checks the value starting at `pos` and returns its end. If it is an object, `on_member` gets the
-/// position of each member's key (between the quotes) and value as it is checked. Iterative: containers
-/// are tracked with a bit stack (1 = object), so depth costs one bit, not a stack frame.
-fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usize>, Range<usize>)) -> Option<usize> {
+/// Checks that a JSON value starts at `first` and returns where it ends and how many entries of
+/// `tape` it filled: all its values and keys in document order, or none if they do not all fit.
+/// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
+/// stack frame.
+#[inline(never)] // parsing, and finding values' ends in unrecorded documents, share one copy
+fn validate(bytes: &[u8], first: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
+    let mut tape = Recorder { tape, len: 0, open: 0 };
     let mut containers: u64 = 0;
     let mut depth: u32 = 0;
-    let mut i = pos;
+    let mut i = first;
     let mut at_key = false;
-    // The top-level member being checked.
-    let mut key = 0..0;
-    let mut value_start = 0;
     loop {
         i = skip_ws(bytes, i);
-        if at_key {
-            // `"key" :` before a member's value.
-            if bytes.get(i) != Some(&b'"') {
-                return None;
-            }
-            let key_end = validate_string(bytes, i)?;
-            let colon = skip_ws(bytes, key_end);
-            if bytes.get(colon) != Some(&b':') {
-                return None;
-            }
-            if depth == 1 {
-                key = i + 1..key_end - 1;
-            }
-            i = skip_ws(bytes, colon + 1);
-        }
-        // At a value.
-        if depth == 1 {
-            value_start = i;
-        }
+        let start = i;
         match *bytes.get(i)? {
+            // Keys and string values share this one site, so that the string check is inlined once.
+            b'"' => {
+                i = validate_string(bytes, i)?;
+                tape.push(start, i);
+                if at_key {
+                    // `"key" :` before a member's value.
+                    i = skip_ws(bytes, i);
+                    if bytes.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i += 1;
+                    at_key = false;
+                    continue;
+                }
+            }
+            _ if at_key => return None,
             open @ (b'{' | b'[') => {
                 if depth == MAX_DEPTH {
                     return None;
                 }
                 containers = (containers << 1) | u64::from(open == b'{');
                 depth += 1;
+                tape.open(i);
                 i = skip_ws(bytes, i + 1);
                 let close = if open == b'{' { b'}' } else { b']' };
                 if bytes.get(i) != Some(&close) {
@@ -390,20 +374,22 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
                 depth -= 1;
                 containers >>= 1;
                 i += 1;
+                tape.close(i);
             }
-            b'"' => i = validate_string(bytes, i)?,
-            b't' => i = literal(bytes, i, b"true")?,
-            b'f' => i = literal(bytes, i, b"false")?,
-            b'n' => i = literal(bytes, i, b"null")?,
-            _ => i = validate_number(bytes, i)?,
+            first => {
+                i = match first {
+                    b't' => literal(bytes, i, b"true")?,
+                    b'f' => literal(bytes, i, b"false")?,
+                    b'n' => literal(bytes, i, b"null")?,
+                    _ => validate_number(bytes, i)?,
+                };
+                tape.push(start, i);
+            }
         }
         // After a value: close containers or move to the next member.
         loop {
-            if depth == 1 && containers & 1 == 1 {
-                on_member(key.clone(), value_start..i);
-            }
             if depth == 0 {
-                return Some(i);
+                return Some((i, tape.filled()));
             }
             i = skip_ws(bytes, i);
             let in_object = containers & 1 == 1;
@@ -420,25 +406,59 @@ fn validate_value(bytes: &[u8], pos: usize, mut on_member: impl FnMut(Range<usiz
             depth -= 1;
             containers >>= 1;
             i += 1;
+            tape.close(i);
         }
     }
 }
 
-/// End of the string starting at `pos` (which holds `"`), just past the closing quote, in checked input.
-fn skip_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        // Strings are most of an event's bytes: jump to the next quote or backslash a word at a time.
-        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\'))?;
-        if bytes.get(i) == Some(&b'"') {
-            return Some(i + 1);
+/// Fills a tape while [`validate`] checks: values and keys in document order. When one does not fit,
+/// `len` passes the tape's length and the tape is not used (entries from then on are not kept right).
+struct Recorder<'t> {
+    tape: &'t mut [Entry],
+    len: usize,
+    /// The innermost open container; its entry's `span` holds the next one out until it closes.
+    open: usize,
+}
+
+impl Recorder<'_> {
+    /// Records a value or key at `start..end` that has no contents.
+    #[inline(always)]
+    fn push(&mut self, start: usize, end: usize) {
+        if let Some(slot) = self.tape.get_mut(self.len) {
+            // Offsets fit in u32: `parse_into` gives no tape for longer documents.
+            *slot = Entry { start: start as u32, end: end as u32, span: 1 };
         }
-        i += 2;
+        self.len += 1;
+    }
+
+    /// A container opens at `start`.
+    fn open(&mut self, start: usize) {
+        let outer = self.open;
+        self.open = self.len;
+        self.push(start, start);
+        if let Some(entry) = self.tape.get_mut(self.open) {
+            entry.span = outer as u32;
+        }
+    }
+
+    /// The innermost open container closes, just before `end`.
+    fn close(&mut self, end: usize) {
+        let at = self.open;
+        if let Some(entry) = self.tape.get_mut(at) {
+            self.open = entry.span as usize;
+            *entry = Entry { start: entry.start, end: end as u32, span: (self.len - at) as u32 };
+        }
+    }
+
+    /// How many entries the tape holds: all that were recorded, or none if some did not fit.
+    fn filled(&self) -> usize {
+        if self.len <= self.tape.len() { self.len } else { 0 }
     }
 }
 
 /// End of the string starting at `pos` (which holds `"`), just past the closing quote, if it is well
 /// formed.
+#[inline(always)] // one call site, in the validator's loop: saves a call per string
 fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
@@ -495,6 +515,16 @@ fn validate_number(bytes: &[u8], pos: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Parses `text` as the decoders do, on a tape of its own.
+    fn parse(text: &[u8]) -> Option<Value<'_>> {
+        Value::parse(text, Box::leak(Box::default()))
+    }
+
+    /// Checks `text` without recording it: lookups into it find values' ends by validating again.
+    fn unrecorded(text: &[u8]) -> Option<Value<'_>> {
+        parse_into(text, &mut [])
+    }
+
     fn text(v: Value) -> String {
         v.as_str().unwrap().chars().collect()
     }
@@ -502,25 +532,25 @@ mod tests {
     #[test]
     fn accepts_and_rejects() {
         for good in [r#"{"a":[1,2.5e3,-0.1,true,false,null,"x"]}"#, "[]", "{}", " 0 ", r#""\u00e9""#, "[[[]]]"] {
-            assert!(Value::parse(good.as_bytes()).is_some(), "{good}");
+            assert!(parse(good.as_bytes()).is_some(), "{good}");
         }
         for bad in ["", "{", "[1,]", r#"{"a"}"#, r#"{"a":1,}"#, "01", "1.", "tru", "[1] x", "\"\u{1}\"", r#""\x""#, "{]"] {
-            assert!(Value::parse(bad.as_bytes()).is_none(), "{bad}");
+            assert!(parse(bad.as_bytes()).is_none(), "{bad}");
         }
     }
 
     #[test]
     fn nesting_bomb_is_rejected_without_recursion() {
         let bomb = "[".repeat(1_000_000);
-        assert!(Value::parse(bomb.as_bytes()).is_none());
+        assert!(parse(bomb.as_bytes()).is_none());
         let deep = "[".repeat(MAX_DEPTH as usize) + &"]".repeat(MAX_DEPTH as usize);
-        assert!(Value::parse(deep.as_bytes()).is_some());
+        assert!(parse(deep.as_bytes()).is_some());
     }
 
     #[test]
     fn looks_up_paths_and_items() {
         let doc = r#"{"choices":[{"delta":{"content":"Hi \"you\" \ud83d\ude00 \u00e9"}},{"x":1}],"usage":{"n":12.0},"k\u0041":2}"#;
-        let v = Value::parse(doc.as_bytes()).unwrap();
+        let v = parse(doc.as_bytes()).unwrap();
         let first = v.get("choices").unwrap().first().unwrap();
         assert_eq!(text(first.path(&["delta", "content"]).unwrap()), "Hi \"you\" 😀 é");
         assert_eq!(v.get("choices").unwrap().items().count(), 2);
@@ -531,44 +561,67 @@ mod tests {
 
     #[test]
     fn members_in_one_pass() {
-        let v = Value::parse(br#"{"a":1, "b" : {"c":[2]}, "d\u0065":"x"}"#).unwrap();
+        let v = parse(br#"{"a":1, "b" : {"c":[2]}, "d\u0065":"x"}"#).unwrap();
         let keys: Vec<String> = v.members().map(|(k, _)| k.chars().collect()).collect();
         assert_eq!(keys, ["a", "b", "de"]);
         assert_eq!(v.members().nth(1).unwrap().1.raw(), br#"{"c":[2]}"#);
-        assert_eq!(Value::parse(b"[1]").unwrap().members().count(), 0);
+        assert_eq!(parse(b"[1]").unwrap().members().count(), 0);
+    }
+
+    /// Everything lookups see of `v`, depth first: recorded and scanned values must agree.
+    fn walk(v: Value, out: &mut Vec<Vec<u8>>) {
+        out.push(v.raw().to_vec());
+        for (key, member) in v.members() {
+            out.push(key.escaped().to_vec());
+            walk(member, out);
+        }
+        v.items().for_each(|item| walk(item, out));
     }
 
     #[test]
-    fn doc_members_are_what_a_scan_finds() {
-        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\" : [{i}]")).collect();
-        let many = format!("{{{}}}", many.join(" ,\n"));
-        for text in [many.as_str(), r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
-            let doc = Doc::parse(text.as_bytes()).unwrap();
-            let pairs = |members: &mut dyn Iterator<Item = (Str, Value)>| members.map(|(k, v)| (k.escaped().to_vec(), v.raw().to_vec())).collect::<Vec<_>>();
-            assert_eq!(pairs(&mut doc.members()), pairs(&mut doc.root().members()), "{text}");
+    fn recorded_lookups_are_what_a_scan_finds() {
+        let members = |n: usize| (0..n).map(|i| format!("\"k{i}\" : [{i}, {{\"x\":[]}}]")).collect::<Vec<_>>().join(" ,\n");
+        // Tapes that hold the document, that run out inside it, or that run out inside its first member.
+        let (fits, overflows) = (format!("{{{}}}", members(10)), format!("{{{}}}", members(40)));
+        let deep = format!("[{}1{}, 2]", "[".repeat(60), "]".repeat(60));
+        let wide = format!("[[{}], {{\"a\\\"b\" : \"c\\\\\", \"d\": [ ] }} ]", vec!["0"; 200].join(","));
+        for text in [&fits, &overflows, &deep, &wide, r#"{"a":1,"a":{"b":2}}"#, "{}", " { } ", "[1]", "\"s\"", r#" {"x\u0041" : "y" } "#] {
+            let (mut recorded, mut scanned) = (Vec::new(), Vec::new());
+            walk(parse(text.as_bytes()).unwrap(), &mut recorded);
+            walk(unrecorded(text.as_bytes()).unwrap(), &mut scanned);
+            assert_eq!(recorded, scanned, "{text}");
         }
-        let doc = Doc::parse(many.as_bytes()).unwrap();
-        assert_eq!(doc.members().count(), 40);
-        assert_eq!(doc.get("k39").unwrap().raw(), b"[39]");
+        let doc = parse(fits.as_bytes()).unwrap();
+        assert!(!doc.tape.is_empty());
+        assert_eq!(doc.members().count(), 10);
+        assert_eq!(doc.get("k9").unwrap().raw(), br#"[9, {"x":[]}]"#);
         assert!(doc.get("a").is_none());
+        assert!(parse(overflows.as_bytes()).unwrap().tape.is_empty());
+        assert!(parse(wide.as_bytes()).unwrap().tape.is_empty());
+        // The tape is reused: a document recorded after a bigger one sees only its own entries.
+        let mut tape = Tape::default();
+        assert!(Value::parse(fits.as_bytes(), &mut tape).is_some());
+        let small = Value::parse(br#"{"k0":[5]}"#, &mut tape).unwrap();
+        assert_eq!((small.tape.len(), small.members().count()), (4, 1));
+        assert_eq!(small.get("k0").unwrap().first().unwrap().raw(), b"5");
     }
 
     #[test]
     fn an_object_root_counts_toward_the_depth_limit() {
         let nest = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n - 1), "]".repeat(n - 1));
-        assert!(Value::parse(nest(MAX_DEPTH as usize).as_bytes()).is_some());
-        assert!(Value::parse(nest(MAX_DEPTH as usize + 1).as_bytes()).is_none());
+        assert!(parse(nest(MAX_DEPTH as usize).as_bytes()).is_some());
+        assert!(parse(nest(MAX_DEPTH as usize + 1).as_bytes()).is_none());
     }
 
     #[test]
     fn numbers_out_of_range_are_none() {
-        assert_eq!(Value::parse(b"99999999999999999999999").unwrap().as_u64(), None);
-        assert_eq!(Value::parse(b"-1").unwrap().as_u64(), None);
-        assert_eq!(Value::parse(b"1.5").unwrap().as_u64(), None);
+        assert_eq!(parse(b"99999999999999999999999").unwrap().as_u64(), None);
+        assert_eq!(parse(b"-1").unwrap().as_u64(), None);
+        assert_eq!(parse(b"1.5").unwrap().as_u64(), None);
     }
 
     #[test]
     fn lone_surrogate_becomes_replacement() {
-        assert_eq!(text(Value::parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
+        assert_eq!(text(parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
     }
 }

@@ -1,17 +1,17 @@
 //! Vercel AI SDK data stream v1 (AI SDK 4): lines of `TYPE:JSON`.
 
-use super::{finish_str, output_str, parse_json, OutputKind, Sink, Usage};
+use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
 
-pub(super) fn decode(line: &[u8], sink: &mut impl Sink) {
+pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(colon) = line.iter().position(|&b| b == b':') else { return sink.malformed() };
     let (code, json) = (&line[..colon], &line[colon + 1..]);
-    let Some(value) = parse_json(json, sink) else { return };
+    let Some(value) = parse_json(json, tape, sink) else { return };
     match code {
         b"0" => {
-            output_str(Some(value.root()), OutputKind::Answer, sink);
+            output_str(Some(value), OutputKind::Answer, sink);
         }
         b"g" => {
-            output_str(Some(value.root()), OutputKind::Reasoning, sink);
+            output_str(Some(value), OutputKind::Reasoning, sink);
         }
         b"c" => {
             output_str(value.get("argsTextDelta"), OutputKind::Tool, sink);

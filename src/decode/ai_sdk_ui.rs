@@ -1,12 +1,12 @@
 //! Vercel AI SDK UI message stream v1 (AI SDK 5+): SSE events whose JSON `type` names the part.
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink};
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape};
 
-pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     if data == b"[DONE]" {
         return sink.terminal();
     }
-    let Some(part) = parse_json(data, sink) else { return };
+    let Some(part) = parse_json(data, tape, sink) else { return };
     let Some(kind) = part.get("type").and_then(|t| t.as_str()) else { return };
     if kind.eq_str("text-delta") {
         output_str(part.get("delta"), OutputKind::Answer, sink);

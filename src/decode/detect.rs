@@ -2,7 +2,7 @@
 //! events. Each step looks at O(1) bytes.
 
 use super::Format;
-use crate::json::Doc;
+use crate::json::{Tape, Value};
 
 /// What is known about a stream's format so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,14 +68,14 @@ pub fn from_first_bytes(start: &[u8]) -> Option<Guess> {
 }
 
 /// Which provider sent this SSE event; `None` when the event does not tell (pings, `[DONE]`).
-pub fn from_sse_event(event_type: &[u8], data: &[u8]) -> Option<Format> {
+pub fn from_sse_event(event_type: &[u8], data: &[u8], tape: &mut Tape) -> Option<Format> {
     if event_type.starts_with(b"response.") {
         return Some(Format::OpenAiResponses);
     }
     if ANTHROPIC_EVENTS.contains(&event_type) {
         return Some(Format::Anthropic);
     }
-    let event = Doc::parse(data)?;
+    let event = Value::parse(data, tape)?;
     if let Some(kind) = event.get("type").and_then(|t| t.as_str()) {
         if kind.escaped().starts_with(b"response.") {
             return Some(Format::OpenAiResponses);
@@ -155,6 +155,7 @@ mod tests {
 
     #[test]
     fn sse_events() {
+        let from_sse_event = |event_type: &[u8], data: &[u8]| from_sse_event(event_type, data, &mut Tape::default());
         assert_eq!(from_sse_event(b"", br#"{"object":"chat.completion.chunk","choices":[]}"#), Some(Format::OpenAi));
         assert_eq!(from_sse_event(b"ping", b"{}"), Some(Format::Anthropic));
         assert_eq!(from_sse_event(b"", br#"{"type":"message_start","message":{}}"#), Some(Format::Anthropic));

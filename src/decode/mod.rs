@@ -15,7 +15,7 @@ mod openai_chat;
 mod openai_responses;
 mod tgi;
 
-use crate::json::{Doc, Str, Value};
+use crate::json::{Str, Tape, Value};
 
 /// The stream formats the meter understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,21 +146,22 @@ pub trait Sink {
     fn malformed(&mut self);
 }
 
-/// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines).
-pub fn decode(format: Format, event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+/// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines); `tape`
+/// is room to parse the event's JSON in, kept by the caller from one event to the next.
+pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     // Any SSE stream may end in an `error` event (Anthropic's documented shape, and proxies' habit).
     if event_type == b"error" {
         sink.error_event();
     }
     match format {
-        Format::OpenAi => openai_chat::decode(data, sink),
-        Format::OpenAiResponses => openai_responses::decode(data, sink),
-        Format::Anthropic => anthropic::decode(data, sink),
-        Format::Gemini => gemini::decode(data, sink),
-        Format::Ollama => ollama::decode(data, sink),
-        Format::AiSdkUi => ai_sdk_ui::decode(data, sink),
-        Format::AiSdkData => ai_sdk_data::decode(data, sink),
-        Format::Tgi => tgi::decode(data, sink),
+        Format::OpenAi => openai_chat::decode(data, tape, sink),
+        Format::OpenAiResponses => openai_responses::decode(data, tape, sink),
+        Format::Anthropic => anthropic::decode(data, tape, sink),
+        Format::Gemini => gemini::decode(data, tape, sink),
+        Format::Ollama => ollama::decode(data, tape, sink),
+        Format::AiSdkUi => ai_sdk_ui::decode(data, tape, sink),
+        Format::AiSdkData => ai_sdk_data::decode(data, tape, sink),
+        Format::Tgi => tgi::decode(data, tape, sink),
         Format::Text => {
             if !data.is_empty() {
                 sink.output(OutputKind::Answer, Text::Raw(data));
@@ -170,8 +171,8 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], sink: &mut impl Si
 }
 
 /// Parses a JSON payload, reporting it to the sink when malformed.
-fn parse_json<'a>(data: &'a [u8], sink: &mut impl Sink) -> Option<Doc<'a>> {
-    let doc = Doc::parse(data);
+fn parse_json<'a>(data: &'a [u8], tape: &'a mut Tape, sink: &mut impl Sink) -> Option<Value<'a>> {
+    let doc = Value::parse(data, tape);
     if doc.is_none() {
         sink.malformed();
     }

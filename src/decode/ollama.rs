@@ -1,9 +1,9 @@
 //! Ollama native `/api/chat` and `/api/generate` lines (NDJSON).
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Text, Usage};
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Text, Usage};
 
-pub(super) fn decode(line: &[u8], sink: &mut impl Sink) {
-    let Some(chunk) = parse_json(line, sink) else { return };
+pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
+    let Some(chunk) = parse_json(line, tape, sink) else { return };
     if chunk.get("error").is_some() {
         sink.error_event();
     }

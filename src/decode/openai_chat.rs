@@ -1,13 +1,13 @@
 //! OpenAI Chat Completions chunks (`chat.completion.chunk`), as OpenAI, vLLM, DeepSeek, xAI, TGI `/v1`
 //! and Ollama `/v1` send them.
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Usage, Value};
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage, Value};
 
-pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     if data == b"[DONE]" {
         return sink.terminal();
     }
-    let Some(chunk) = parse_json(data, sink) else { return };
+    let Some(chunk) = parse_json(data, tape, sink) else { return };
     // One pass per object: this decoder runs for every event of the most common format.
     let mut finished = false;
     for (key, value) in chunk.members() {

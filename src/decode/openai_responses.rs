@@ -1,12 +1,12 @@
 //! OpenAI Responses API events (`response.*`, each named in its `type`).
 
-use super::{model_str, output_str, parse_json, OutputKind, Sink, Usage};
+use super::{model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
 
-pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
+pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     if data == b"[DONE]" {
         return sink.terminal();
     }
-    let Some(event) = parse_json(data, sink) else { return };
+    let Some(event) = parse_json(data, tape, sink) else { return };
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     let delta = || event.get("delta");
     if kind.eq_str("response.output_text.delta") || kind.eq_str("response.refusal.delta") {

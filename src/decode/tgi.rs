@@ -1,9 +1,9 @@
 //! Hugging Face TGI `generate_stream`: one event per generated token.
 
-use super::{finish_str, output_str, parse_json, OutputKind, Sink, Usage};
+use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
 
-pub(super) fn decode(data: &[u8], sink: &mut impl Sink) {
-    let Some(event) = parse_json(data, sink) else { return };
+pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
+    let Some(event) = parse_json(data, tape, sink) else { return };
     if event.get("error").is_some() {
         return sink.error_event();
     }

@@ -3,6 +3,7 @@
 
 use crate::decode::detect::{self, Guess, SNIFF_BYTES};
 use crate::decode::{self, Format, Framing, Sink};
+use crate::json::Tape;
 use crate::framing::lines::LineSplitter;
 use crate::framing::sse::SseParser;
 use alloc::vec::Vec;
@@ -23,6 +24,8 @@ pub struct Framer {
     state: State,
     cap: usize,
     unterminated: bool,
+    /// Where each event's JSON is parsed: one tape for the stream, not one per event.
+    tape: Tape,
 }
 
 impl Framer {
@@ -32,7 +35,7 @@ impl Framer {
             None => State::Sniffing(Vec::new()),
             Some(f) => state_for(Guess::Known(f), cap),
         };
-        Framer { state, cap, unterminated: false }
+        Framer { state, cap, unterminated: false, tape: Tape::default() }
     }
 
     /// The response headers arrived: they may tell the format (when still undecided and no byte came).
@@ -64,11 +67,12 @@ impl Framer {
             self.state = state_for(guess, self.cap);
             return self.push(&first, sink);
         }
+        let tape = &mut self.tape;
         match &mut self.state {
             State::Sniffing(_) => {}
-            State::Sse(parser, format) => parser.push(bytes, &mut |event| decode_sse(format, event.event_type, event.data, sink)),
-            State::Lines(splitter, format) => splitter.push(bytes, &mut |line| decode_line(format, line, sink)),
-            State::Raw => decode::decode(Format::Text, b"", bytes, sink),
+            State::Sse(parser, format) => parser.push(bytes, &mut |event| decode_sse(format, event.event_type, event.data, tape, sink)),
+            State::Lines(splitter, format) => splitter.push(bytes, &mut |line| decode_line(format, line, tape, sink)),
+            State::Raw => decode::decode(Format::Text, b"", bytes, tape, sink),
         }
     }
 
@@ -79,9 +83,10 @@ impl Framer {
             self.state = state_for(detect::from_first_bytes(&held).unwrap_or(Guess::Known(Format::Text)), self.cap);
             self.push(&held, sink);
         }
+        let tape = &mut self.tape;
         self.unterminated = match &mut self.state {
-            State::Sse(parser, format) => parser.finish(&mut |event| decode_sse(format, event.event_type, event.data, sink)),
-            State::Lines(splitter, format) => splitter.finish(&mut |line| decode_line(format, line, sink)),
+            State::Sse(parser, format) => parser.finish(&mut |event| decode_sse(format, event.event_type, event.data, tape, sink)),
+            State::Lines(splitter, format) => splitter.finish(&mut |line| decode_line(format, line, tape, sink)),
             State::Sniffing(_) | State::Raw => false,
         };
     }
@@ -113,16 +118,16 @@ fn state_for(guess: Guess, cap: usize) -> State {
     }
 }
 
-fn decode_sse(format: &mut Option<Format>, event_type: &[u8], data: &[u8], sink: &mut impl Sink) {
+fn decode_sse(format: &mut Option<Format>, event_type: &[u8], data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     if format.is_none() {
-        *format = detect::from_sse_event(event_type, data);
+        *format = detect::from_sse_event(event_type, data, tape);
     }
     if let Some(format) = *format {
-        decode::decode(format, event_type, data, sink);
+        decode::decode(format, event_type, data, tape, sink);
     }
 }
 
-fn decode_line(format: &mut Option<Format>, line: &[u8], sink: &mut impl Sink) {
+fn decode_line(format: &mut Option<Format>, line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let format = *format.get_or_insert_with(|| detect::from_line(line));
-    decode::decode(format, b"", line, sink);
+    decode::decode(format, b"", line, tape, sink);
 }
