@@ -113,6 +113,7 @@ impl<'a> Value<'a> {
     pub fn first(self) -> Option<Value<'a>> {
         self.items().next()
     }
+
     /// The string this value holds, if it is a string.
     pub fn as_str(self) -> Option<Str<'a>> {
         if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
