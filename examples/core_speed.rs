@@ -28,7 +28,7 @@ fn main() {
     let target = (megabytes * 1e6) as usize;
     let body = one.repeat(target.div_ceil(one.len()));
     // SSE says so in its headers; other bodies are sniffed from their first bytes.
-    let content_type = if names.iter().all(|n| n.ends_with(".sse")) { "text/event-stream" } else { "" };
+    let content_type: &[u8] = if names.iter().all(|n| n.ends_with(".sse")) { b"text/event-stream" } else { b"" };
     let chunks = cut(&body, max_chunk.max(1), 0x9E37_79B9_7F4A_7C15);
 
     let mut best = f64::INFINITY;
@@ -52,7 +52,7 @@ fn main() {
 /// One stream through the core, as the wasm glue drives it. Not inlined, so that callgrind can count
 /// its instructions alone: `--toggle-collect='core_speed::run*'`.
 #[inline(never)]
-fn run(chunks: &[&[u8]], content_type: &str) -> Report {
+fn run(chunks: &[&[u8]], content_type: &[u8]) -> Report {
     let mut stream = Stream::new(None, 0.0);
     stream.response(200, content_type, false, false, 1.0);
     for (i, chunk) in chunks.iter().enumerate() {

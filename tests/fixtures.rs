@@ -195,7 +195,7 @@ fn stream_report(body: &[u8], headers: Option<&Json>) -> llm_ux_meter::metrics::
     if let Some(expected) = headers {
         let header = |name: &str| expected["headers"].get(name).is_some();
         let content_type = expected["contentType"].as_str().unwrap();
-        stream.response(200, content_type, header("x-vercel-ai-ui-message-stream"), header("x-vercel-ai-data-stream"), 1.0);
+        stream.response(200, content_type.as_bytes(), header("x-vercel-ai-ui-message-stream"), header("x-vercel-ai-data-stream"), 1.0);
     }
     stream.chunk(body, 2.0);
     stream.end(3.0, Ending::Complete)

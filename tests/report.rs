@@ -19,7 +19,7 @@ const REPLAY: &str = include_str!("fixtures/replay/openai-timed.json");
 fn replay(doc: &Json, hide: bool) -> Report {
     let mut stream = Stream::new(None, doc["start"].as_f64().unwrap());
     let response = &doc["response"];
-    stream.response(response["status"].as_u64().unwrap() as u16, response["contentType"].as_str().unwrap(), false, false, response["at"].as_f64().unwrap());
+    stream.response(response["status"].as_u64().unwrap() as u16, response["contentType"].as_str().unwrap().as_bytes(), false, false, response["at"].as_f64().unwrap());
     for step in doc["steps"].as_array().unwrap() {
         let at = step["at"].as_f64().unwrap();
         match step["chunk"].as_str() {
@@ -142,7 +142,7 @@ fn tpot_is_null_below_two_tokens() {
 fn clock_step_is_read_off_every_time_the_stream_was_given() {
     let step = |times: [f64; 5]| {
         let mut stream = Stream::new(Some(Format::OpenAi), times[0]);
-        stream.response(200, "text/event-stream", false, false, times[1]);
+        stream.response(200, b"text/event-stream", false, false, times[1]);
         stream.chunk(openai("one").as_bytes(), times[2]);
         stream.rendered(times[3], RenderSource::Explicit);
         stream.end(times[4], Ending::Complete).clock_ms
@@ -158,7 +158,7 @@ fn clock_step_is_read_off_every_time_the_stream_was_given() {
 /// passed through `clock` (the identity, or a coarser clock).
 fn paced_stream(n: usize, clock: impl Fn(f64) -> f64) -> Report {
     let mut stream = Stream::new(Some(Format::OpenAi), clock(1000.0));
-    stream.response(200, "text/event-stream", false, false, clock(1180.37));
+    stream.response(200, b"text/event-stream", false, false, clock(1180.37));
     let mut at = 1412.29;
     for i in 0..n {
         stream.chunk(openai("word").as_bytes(), clock(at));
@@ -212,7 +212,7 @@ fn status_follows_what_the_stream_said() {
     ];
     for (tail, http, ending, want) in cases {
         let mut stream = Stream::new(None, 0.0);
-        stream.response(http, "text/event-stream", false, false, 1.0);
+        stream.response(http, b"text/event-stream", false, false, 1.0);
         stream.chunk(openai("a").as_bytes(), 2.0);
         if let Some(tail) = tail {
             stream.chunk(tail.as_bytes(), 3.0);

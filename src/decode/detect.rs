@@ -20,20 +20,20 @@ pub const SNIFF_BYTES: usize = 8;
 
 /// Guesses from the response: the AI SDK stream headers, then the content type. `None` when they say
 /// nothing useful (the bytes will have to tell).
-pub fn from_response(content_type: &str, ui_stream_header: bool, data_stream_header: bool) -> Option<Guess> {
+pub fn from_response(content_type: &[u8], ui_stream_header: bool, data_stream_header: bool) -> Option<Guess> {
     if ui_stream_header {
         return Some(Guess::Known(Format::AiSdkUi));
     }
     if data_stream_header {
         return Some(Guess::Known(Format::AiSdkData));
     }
-    let essence = content_type.split(';').next().unwrap_or_default().trim_ascii();
-    let is = |name: &str| essence.eq_ignore_ascii_case(name);
-    if is("text/event-stream") {
+    let essence = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
+    let is = |name: &[u8]| essence.eq_ignore_ascii_case(name);
+    if is(b"text/event-stream") {
         Some(Guess::Sse)
-    } else if is("application/x-ndjson") || is("application/jsonl") || is("application/json-seq") {
+    } else if is(b"application/x-ndjson") || is(b"application/jsonl") || is(b"application/json-seq") {
         Some(Guess::Lines)
-    } else if is("text/plain") {
+    } else if is(b"text/plain") {
         Some(Guess::Known(Format::Text))
     } else {
         None
@@ -135,11 +135,11 @@ mod tests {
 
     #[test]
     fn response_headers() {
-        assert_eq!(from_response("text/event-stream; charset=utf-8", false, false), Some(Guess::Sse));
-        assert_eq!(from_response("text/event-stream", true, false), Some(Guess::Known(Format::AiSdkUi)));
-        assert_eq!(from_response("text/plain", false, true), Some(Guess::Known(Format::AiSdkData)));
-        assert_eq!(from_response("Application/X-NDJSON", false, false), Some(Guess::Lines));
-        assert_eq!(from_response("application/octet-stream", false, false), None);
+        assert_eq!(from_response(b"text/event-stream; charset=utf-8", false, false), Some(Guess::Sse));
+        assert_eq!(from_response(b"text/event-stream", true, false), Some(Guess::Known(Format::AiSdkUi)));
+        assert_eq!(from_response(b"text/plain", false, true), Some(Guess::Known(Format::AiSdkData)));
+        assert_eq!(from_response(b"Application/X-NDJSON", false, false), Some(Guess::Lines));
+        assert_eq!(from_response(b"application/octet-stream", false, false), None);
     }
 
     #[test]

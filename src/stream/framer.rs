@@ -39,7 +39,7 @@ impl Framer {
     }
 
     /// The response headers arrived: they may tell the format (when still undecided and no byte came).
-    pub fn response(&mut self, content_type: &str, ui_stream_header: bool, data_stream_header: bool) {
+    pub fn response(&mut self, content_type: &[u8], ui_stream_header: bool, data_stream_header: bool) {
         if matches!(&self.state, State::Sniffing(held) if held.is_empty()) {
             if let Some(guess) = detect::from_response(content_type, ui_stream_header, data_stream_header) {
                 self.state = state_for(guess, self.cap);

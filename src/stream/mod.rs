@@ -3,7 +3,7 @@
 //! ```
 //! use llm_ux_meter::stream::{Ending, Stream};
 //! let mut stream = Stream::new(None, 0.0);
-//! stream.response(200, "text/event-stream", false, false, 10.0);
+//! stream.response(200, b"text/event-stream", false, false, 10.0);
 //! stream.chunk(b"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n", 20.0);
 //! stream.chunk(b"data: {\"choices\":[{\"delta\":{\"content\":\" there\"}}]}\n\ndata: [DONE]\n\n", 40.0);
 //! let report = stream.end(41.0, Ending::Complete);
@@ -73,7 +73,7 @@ impl Stream {
     }
 
     /// The response headers arrived at `at`: gives TTFB, the HTTP status and format hints.
-    pub fn response(&mut self, status: u16, content_type: &str, ui_stream_header: bool, data_stream_header: bool, at: f64) {
+    pub fn response(&mut self, status: u16, content_type: &[u8], ui_stream_header: bool, data_stream_header: bool, at: f64) {
         self.http_status = Some(status);
         self.clock.observe(at);
         self.timeline.headers_at.get_or_insert(at);

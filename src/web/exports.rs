@@ -49,11 +49,10 @@ pub fn open(format: u32, start: f64) -> u32 {
     })
 }
 
-/// The response headers arrived (`content_type` in UTF-8; `flags` bit 1: AI SDK UI stream header,
+/// The response headers arrived (`content_type`: the header's bytes; `flags` bit 1: AI SDK UI stream header,
 /// bit 2: AI SDK data stream header).
 #[wasm_bindgen]
 pub fn response(handle: u32, status: u16, content_type: &[u8], flags: u32, at: f64) {
-    let content_type = core::str::from_utf8(content_type).unwrap_or_default();
     with_stream(handle, |s| s.response(status, content_type, flags & UI_STREAM_HEADER != 0, flags & DATA_STREAM_HEADER != 0, at));
 }
 
