@@ -166,7 +166,6 @@ impl<'a> Value<'a> {
     }
 }
 
-
 /// Where an iteration over a container's contents is: the rest of its tape entries or, unrecorded,
 /// a position in its bytes.
 struct Contents<'a> {

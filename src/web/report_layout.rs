@@ -46,10 +46,10 @@ pub fn numbers(r: &Report) -> Vec<f64> {
 pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
     let number = |value: Option<f64>| Slot::Number(value);
     let count = |value: u64| Slot::Number(Some(value as f64));
-    field("format", Slot::Choice(r.format.and_then(|f| Format::ALL.iter().position(|&x| x == f)), |i| Format::ALL.get(i).map(|f| f.name())));
-    field("status", Slot::Choice(Status::ALL.iter().position(|&s| s == r.status), |i| Status::ALL.get(i).map(|s| s.name())));
+    field("format", choice(r.format));
+    field("status", choice(Some(r.status)));
     field("httpStatus", number(r.http_status.map(f64::from)));
-    field("renderSource", Slot::Choice(r.render_source.and_then(|s| RenderSource::ALL.iter().position(|&x| x == s)), |i| RenderSource::ALL.get(i).map(|s| s.name())));
+    field("renderSource", choice(r.render_source));
     field("ttfbMs", number(r.ttfb_ms));
     field("ttftMs", number(r.ttft_ms));
     field("ttftArrivalMs", number(r.ttft_arrival_ms));
@@ -58,7 +58,7 @@ pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
     field("tpotArrivalMs", number(r.tpot_arrival_ms));
     field("tokensPerSecond", number(r.tokens_per_second));
     field("outputTokens", count(r.output_tokens));
-    field("tokenSource", Slot::Choice(TokenSource::ALL.iter().position(|&s| s == r.token_source), |i| TokenSource::ALL.get(i).map(|s| s.name())));
+    field("tokenSource", choice(Some(r.token_source)));
     field("reasoningTokens", count(r.reasoning_tokens));
     field("outputEvents", count(r.output_events));
     field("outputEventsByKind.answer", count(r.output_events_by_kind.answer));
@@ -82,6 +82,30 @@ pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
     field("anomalies.unterminatedLast", Slot::Bool(r.anomalies.unterminated_last));
     field("def", number(Some(f64::from(r.def))));
     field("clockMs", number(Some(r.clock_ms)));
+}
+
+/// An enumeration laid out as the index of its name.
+trait Choice: Copy + PartialEq + 'static {
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+}
+
+macro_rules! choices {
+    ($($kind:ty),*) => {$(
+        impl Choice for $kind {
+            const ALL: &'static [Self] = &<$kind>::ALL;
+            fn name(self) -> &'static str {
+                <$kind>::name(self)
+            }
+        }
+    )*};
+}
+
+choices!(Format, Status, RenderSource, TokenSource);
+
+/// The slot of `value`: its index among `T::ALL`, with their names for the generated table.
+fn choice<T: Choice>(value: Option<T>) -> Slot {
+    Slot::Choice(value.and_then(|v| T::ALL.iter().position(|&x| x == v)), |i| T::ALL.get(i).map(|&t| t.name()))
 }
 
 /// The four fields of a set of gap quantiles: p50, p90, p99, max.
