@@ -36,7 +36,7 @@ export async function run(ctx) {
 
   const lines = [
     'Bytes a page downloads, each file compressed on its own as a server sends it. Ours: `dist/index.js`, which every page ' +
-    'loads (API, hooks, wasm-bindgen glue and the wasm core embedded as a string; the core alone, as a `.wasm` file of its own, ' +
+    'loads (API, hooks and the wasm core embedded as a string; the core alone, as a `.wasm` file of its own, ' +
     'for scale), and the modules it imports only when configured: `dist/beacons/beacons.js` (beacon delivery, with an ' +
     '`endpoint`: the common use) and `dist/beacons/otlp.js` (`format: \'otlp\'`). Theirs: measured in this run from `node_modules` (web-vitals\'s own minified `dist/` file; eventsource-parser\'s ' +
     '`createParser` bundled with esbuild `--minify --format=esm`).',
@@ -114,8 +114,7 @@ async function jsBreakdown(ctx) {
   const inputs = Object.entries(Object.values(result.metafile.outputs)[0].inputs).map(([path, v]) => [path.replace(/^.*npm-stage\/dist\//, ''), v.bytesInOutput]);
   const groups = new Map();
   for (const [path, bytes] of inputs) {
-    const group = path === 'wasm/llm_ux_meter.js' ? 'wasm/llm_ux_meter.js (wasm-bindgen glue)'
-      : path === 'wasm/llm_ux_meter_bg.js' ? 'wasm/llm_ux_meter_bg.js (the embedded wasm core)' : path;
+    const group = path === 'wasm/module.js' ? 'wasm/module.js (the embedded wasm core)' : path;
     groups.set(group, (groups.get(group) ?? 0) + bytes);
   }
   const rows = [...groups].sort((a, b) => b[1] - a[1]);

@@ -9,27 +9,27 @@ import { createEventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
-import { loadCore } from './lib/load-core.js';
+import { loadCore, memoryBytes } from './lib/core.js';
 import { loadBeacons } from './lib/load-beacons.js';
 
 let loaded;
 
 /** The meter's API (README). The core loads once, on the first call; if it cannot, the meter is disabled. */
 export async function createMeter(options = {}) {
-  loaded ??= loadCore().then((exports) => {
+  loaded ??= loadCore().then(() => {
     warmUp();
-    return exports;
+    return true;
   }, (error) => {
     console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
-    return null;
+    return false;
   });
-  const [wasmExports, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
-  return createMeterApi(options, wasmExports, createBeacons);
+  const [coreLoaded, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
+  return createMeterApi(options, coreLoaded, createBeacons);
 }
 
-function createMeterApi(options, wasmExports, createBeacons) {
+function createMeterApi(options, coreLoaded, createBeacons) {
   const { onReport, dimensionsFor, container } = options;
-  const health = createHealth(wasmExports != null);
+  const health = createHealth(coreLoaded);
   // Beacons use the page's fetch from before any hook, so they are never metered themselves.
   const pageFetch = globalThis.fetch?.bind(globalThis);
   const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
@@ -101,7 +101,7 @@ function createMeterApi(options, wasmExports, createBeacons) {
     },
     /** Bytes of WebAssembly memory the meter holds (it grows with concurrent streams, not their length). */
     get wasmMemoryBytes() {
-      return wasmExports?.memory?.buffer.byteLength ?? 0;
+      return coreLoaded ? memoryBytes() : 0;
     },
     /** Streams ended early because 64 were open (bodies never read to the end), the idlest first. */
     get evicted() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the npm package into dist/: the wasm core (cargo, wasm-bindgen, wasm-opt), embedded in the JS API
+# Builds the npm package into dist/: the wasm core (cargo, wasm-opt), embedded in the JS API
 # (scripts/embed-wasm.mjs), bundled and minified into one module, dist/index.js, for browsers and Node.
 # The embedded module is kept as target/npm-stage/<out>/llm_ux_meter.wasm for the size test and the bench.
 # With --fault-injection, builds a test-only package into dist-fault/ whose core traps on a marker.
@@ -19,12 +19,12 @@ stage="target/npm-stage/$out"
 rm -rf "$stage" "$out"
 mkdir -p "$stage" "$out"
 cp -r js/. "$stage/"
-# No default module path: the glue would otherwise name the .wasm file, which bundlers try to resolve.
-wasm-bindgen --target web --no-typescript --omit-default-module-path --out-dir "$stage/wasm" --out-name llm_ux_meter \
-  target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm
+mkdir -p "$stage/wasm"
+# The pre-optimisation module stays beside the shipped one: it has names for the bench's profiles.
+cp target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
 node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers \
-  "$stage/wasm/llm_ux_meter_bg.wasm" -o "$stage/llm_ux_meter.wasm"
-node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/llm_ux_meter_bg.js"
+  "$stage/wasm/llm_ux_meter.pre-opt.wasm" -o "$stage/llm_ux_meter.wasm"
+node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify. Beacon
 # delivery and OTLP, imported dynamically when configured, are bundles of their own at the paths the
 # import names; each carries the few helpers it shares with index.js, so a page never fetches a third file.

@@ -1,5 +1,5 @@
 // Writes a wasm module as an ES module whose default export is a string of its bytes (one character per
-// byte), for js/lib/load-core.js. The file is pure ASCII: a printable byte stands as itself and any other
+// byte), for js/lib/core.js. The file is pure ASCII: a printable byte stands as itself and any other
 // as an escape, so the bytes survive every bundler, minifier and page charset, and brotli still sees the
 // module's own byte patterns (base64 would cost about 6 KB more brotli; this costs about 1.8 KB over a
 // separate .wasm file).

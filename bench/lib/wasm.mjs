@@ -110,7 +110,7 @@ export function parseWasm(buf) {
  * Runs wasm-opt (binaryen, a devDependency) once: about 10 s of CPU.
  */
 export async function shippedNames(root, shippedPath) {
-  const pre = join(root, 'target/npm-stage/dist/wasm/llm_ux_meter_bg.wasm');
+  const pre = join(root, 'target/npm-stage/dist/wasm/llm_ux_meter.pre-opt.wasm');
   const wasmOpt = join(root, 'node_modules/.bin/wasm-opt');
   if (!existsSync(pre) || !existsSync(wasmOpt)) return { names: null, why: 'no pre-optimisation module in target/npm-stage' };
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-meter-names-'));

@@ -2,7 +2,7 @@
 // `rendered`, `end`, `abort`); hooks also drive paints from frames or the DOM, hidden periods, and
 // endings the app did not cause (network errors, leaving the page).
 
-import * as wasm from '../wasm/llm_ux_meter.js';
+import * as core from './core.js';
 import { buildReport, formatCode } from './report.js';
 import { onNextPaint } from './next-paint.js';
 import { pageHidden, pageLeaving, watchLeaving } from './page-state.js';
@@ -12,7 +12,7 @@ import { DATA_STREAM_HEADER, UI_STREAM_HEADER } from './stream-headers.js';
 const ENDING = { complete: 0, aborted: 1, failed: 2, left: 3 };
 const SOURCE = { dom: 0, explicit: 1, frame: 2 };
 
-// Big chunks go to wasm in slices: its memory then never grows past a slice per stream.
+// Big chunks go to wasm in slices: the buffer they cross (core.js) then never grows past a slice.
 const SLICE = 64 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -27,7 +27,7 @@ const now = () => performance.now();
 export function openStream(meter, options = {}, render = 'explicit') {
   const { health, active } = meter;
   const start = options.start ?? now();
-  const handle = health.guard(() => wasm.open(formatCode(options.format), start), -1);
+  const handle = health.guard(() => core.open(formatCode(options.format), start), -1);
   if (handle < 0) return null;
   const meta = {
     id: options.id ?? randomId(),
@@ -46,10 +46,10 @@ export function openStream(meter, options = {}, render = 'explicit') {
   // chunk fits in one (most do).
   const feed = (data, at) => {
     const bytes = toBytes(data);
-    if (bytes.length <= SLICE) return wasm.chunk(handle, bytes, at);
-    for (let offset = 0; offset < bytes.length; offset += SLICE) wasm.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
+    if (bytes.length <= SLICE) return core.chunk(handle, bytes, at);
+    for (let offset = 0; offset < bytes.length; offset += SLICE) core.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
   };
-  const paint = (at, source) => health.guard(() => wasm.rendered(handle, at, source));
+  const paint = (at, source) => health.guard(() => core.rendered(handle, at, source));
 
   const finish = (ending, at = now()) => {
     if (ended) return report;
@@ -59,9 +59,9 @@ export function openStream(meter, options = {}, render = 'explicit') {
     if (ending === 'failed' && pageLeaving()) ending = 'left';
     active.delete(control);
     meter.changed();
-    const numbers = health.guard(() => wasm.close(handle, at, ENDING[ending]), null);
-    if (!numbers || numbers.length === 0) return null;
-    const texts = [0, 1].map((which) => health.guard(() => decoder.decode(wasm.text(which)), ''));
+    const numbers = health.guard(() => core.close(handle, at, ENDING[ending]), null);
+    if (!numbers) return null;
+    const texts = [0, 1].map((which) => health.guard(() => decoder.decode(core.text(which)), ''));
     report = buildReport(numbers, texts, meta);
     meter.report(report);
     return report;
@@ -75,7 +75,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
         const get = (name) => (typeof headers.get === 'function' ? headers.get(name) : headers[name]) ?? null;
         const contentType = response.contentType ?? get('content-type') ?? '';
         const flags = (get(UI_STREAM_HEADER) != null ? 1 : 0) | (get(DATA_STREAM_HEADER) != null ? 2 : 0);
-        wasm.response(handle, response.status ?? 200, encoder.encode(contentType), flags, at);
+        core.response(handle, response.status ?? 200, encoder.encode(contentType), flags, at);
       });
     },
     /** The app received a chunk of the body (bytes or text). */
@@ -121,7 +121,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
       if (render === 'dom') control.paintNextFrame(SOURCE.dom);
     },
     hidden() {
-      health.guard(() => wasm.hidden(handle));
+      health.guard(() => core.hidden(handle));
     },
     /** Ends with `ending`, after the paint of the last chunk when paints come from frames or the DOM. */
     finishAfterPaint(ending) {

@@ -1,11 +1,11 @@
 //! The WebAssembly interface: a handle table of [`Stream`](crate::stream::Stream)s behind a few flat
 //! functions (wasm32 only).
 //!
-//! Only numbers and byte slices cross the boundary (strings cost about 7x more per byte, and
-//! exported classes bring finalizer glue; building the report object from wasm, with
-//! serde-wasm-bindgen or js-sys, measured larger and slower: docs/packages.md). `close` returns the
-//! report's numbers in the order of [`report_layout`], from which the JavaScript that rebuilds the
-//! object is generated. An unknown handle is ignored.
+//! Only numbers cross the boundary, as plain wasm exports (no wasm-bindgen glue; bytes go through a
+//! buffer the module lends; building the report object from wasm, with serde-wasm-bindgen or js-sys,
+//! measured larger and slower: docs/packages.md). `close` returns the address of the report's numbers
+//! in the order of [`report_layout`], from which the JavaScript that rebuilds the object is generated.
+//! An unknown handle is ignored.
 
 #[cfg(all(target_arch = "wasm32", feature = "slim"))]
 mod allocator;

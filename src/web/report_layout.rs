@@ -9,7 +9,6 @@
 use crate::decode::Format;
 use crate::metrics::report::{DelayQuantiles, GapQuantiles, RenderSource, Report, Status, TokenSource};
 use crate::metrics::stalls::Stalls;
-use alloc::vec::Vec;
 
 /// Number of values [`numbers`] returns.
 pub const LEN: usize = 40;
@@ -35,9 +34,13 @@ impl Slot {
 }
 
 /// The report's numbers in layout order. O(1).
-pub fn numbers(r: &Report) -> Vec<f64> {
-    let mut out = Vec::with_capacity(LEN);
-    fields(r, &mut |_, slot| out.push(slot.number()));
+pub fn numbers(r: &Report) -> [f64; LEN] {
+    let mut out = [f64::NAN; LEN];
+    let mut i = 0;
+    fields(r, &mut |_, slot| {
+        out[i] = slot.number();
+        i += 1;
+    });
     out
 }
 

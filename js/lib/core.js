@@ -1,0 +1,50 @@
+// The wasm core (src/web/exports.rs): its bytes travel inside the package's JavaScript
+// (scripts/embed-wasm.mjs), so the package is plain JavaScript to every bundler and runtime: nothing to
+// resolve, copy or serve, no MIME type or path to get right, and the same code in browsers and Node.
+// Its exports take numbers only; bytes cross through the buffer the module lends, so a call allocates
+// nothing on either side. The functions below throw until `loadCore` has resolved.
+
+import embedded from '../wasm/module.js';
+import { FIELDS } from './report-fields.js';
+
+let core;
+let heap = new Uint8Array(0);
+
+/** Compiles and instantiates the core off the main thread's critical path (async). O(module size). */
+export async function loadCore() {
+  const bytes = new Uint8Array(embedded.length);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = embedded.charCodeAt(i);
+  core = (await WebAssembly.instantiate(bytes)).instance.exports;
+}
+
+/** Bytes of linear memory the core holds. */
+export const memoryBytes = () => core.memory.buffer.byteLength;
+
+/** A view of the core's memory; growing the memory detaches the old one. */
+const memory = () => (heap.buffer === core.memory.buffer ? heap : (heap = new Uint8Array(core.memory.buffer)));
+
+/** Copies `bytes` into the core's buffer; returns their length. O(length). */
+function put(bytes) {
+  const at = core.buffer(bytes.length);
+  memory().set(bytes, at);
+  return bytes.length;
+}
+
+export const open = (format, start) => core.open(format, start);
+export const response = (handle, status, contentType, flags, at) => core.response(handle, status, put(contentType), flags, at);
+export const chunk = (handle, bytes, at) => core.chunk(handle, put(bytes), at);
+export const rendered = (handle, at, source) => core.rendered(handle, at, source);
+export const hidden = (handle) => core.hidden(handle);
+
+/** The report's numbers (report-fields.js), or null for an unknown handle. */
+export function close(handle, at, ending) {
+  const address = core.close(handle, at, ending);
+  return address ? new Float64Array(core.memory.buffer, address, FIELDS.length).slice() : null;
+}
+
+/** A text of the last closed report, UTF-8 bytes: 0 the model, 1 the finish reason. */
+export function text(which) {
+  const length = core.text(which);
+  const at = core.buffer(0);
+  return memory().slice(at, at + length);
+}
