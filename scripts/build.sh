@@ -22,7 +22,7 @@ cp -r js/. "$stage/"
 mkdir -p "$stage/wasm"
 # The pre-optimisation module stays beside the shipped one: it has names for the bench's profiles.
 cp target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
-node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers \
+node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers --strip-target-features \
   "$stage/wasm/llm_ux_meter.pre-opt.wasm" -o "$stage/llm_ux_meter.wasm"
 node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify. Beacon
