@@ -14,6 +14,7 @@ mkdir -p fuzz/corpus/query_params
 printf 'groupBy=model&from=0&to=253402300800000' > fuzz/corpus/query_params/window
 printf 'metric=ttftMs&q=0.9&bucket=1m&groupBy=variant' > fuzz/corpus/query_params/timeseries
 printf 'a=A&b=B&metric=tpotMs&slo.ttftMs=500' > fuzz/corpus/query_params/compare
+printf 'sort=tpotMs&order=asc&limit=500&model=m-a' > fuzz/corpus/query_params/streams
 RUSTC_BOOTSTRAP=1 cargo fuzz run query_params --fuzz-dir fuzz -- -max_total_time="$seconds" -max_len=512
 mkdir -p fuzz/corpus/ingest_body
 # A valid envelope, behind the target's clock prefix (`~` and 8 bytes) set to now, so its times are in the window.

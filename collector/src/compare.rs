@@ -220,6 +220,9 @@ mod tests {
         fn busiest_groups(&self, _: i64, _: i64, _: &[Dim], _: &crate::store::Filters, _: usize) -> Result<crate::store::Busiest, StoreError> {
             unimplemented!("compare ranks no groups")
         }
+        fn streams(&self, _: i64, _: i64, _: &crate::store::Filters, _: &crate::streams::Order, _: &mut dyn FnMut(crate::streams::Stream)) -> Result<(), StoreError> {
+            unimplemented!("compare lists no streams")
+        }
         fn ping(&self) -> Result<(), StoreError> {
             Ok(())
         }

@@ -9,6 +9,7 @@
 //!   and length bands; see [`summary`].
 //! - `GET /api/timeseries`: one figure per time bucket and group; see [`timeseries`].
 //! - `GET /api/compare`: an A/B judgement with Mann-Whitney and two-proportion tests; see [`compare`].
+//! - `GET /api/streams`: single streams sorted by a figure (the slowest first); see [`streams`].
 //! - `GET /health`; any other GET serves the dashboard (`--dashboard DIR`).
 //!
 //! Storage is behind [`store::Store`] (SQLite by default, ClickHouse with `--clickhouse`); the
@@ -27,6 +28,7 @@ pub mod rollup;
 pub mod serve;
 pub mod stats;
 pub mod store;
+pub mod streams;
 pub mod summary;
 pub mod tally;
 pub mod timeseries;

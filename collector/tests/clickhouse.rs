@@ -19,6 +19,7 @@ use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, JointNeed, Needs, Selection, Store};
+use llm_ux_collector::streams::{Order, Sort, Stream};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -200,6 +201,9 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
             for metric in Metric::ALL {
                 assert_eq!(values(ch, metric, from, to, filters), values(sqlite, metric, from, to, filters), "{context}: {} values", metric.name());
             }
+            for order in STREAM_ORDERS {
+                assert_eq!(streams(ch, from, to, filters, &order), streams(sqlite, from, to, filters, &order), "{context}: streams {order:?}");
+            }
             for group_by in [&[Dim::Model][..], &[Dim::Connection, Dim::Variant, Dim::Scenario]] {
                 for limit in [3, 1000] {
                     let busiest = sqlite.busiest_groups(from, to, group_by, filters, limit).unwrap();
@@ -218,6 +222,19 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
     let filters = [(Dim::Scenario, vec![String::new()])];
     let empty = sorted_rows(ch, all.0, all.1, Selection::filtered(&filters));
     assert!(!empty.is_empty() && empty.iter().all(|r| r.dims[1].as_deref() == Some("")));
+}
+
+/// Orders of [`Store::streams`] that cut the data, by figures with nulls and ties.
+const STREAM_ORDERS: [Order; 3] = [
+    Order { sort: Sort::TpotMs, descending: true, limit: 7 },
+    Order { sort: Sort::StallMs, descending: false, limit: 500 },
+    Order { sort: Sort::StartedAt, descending: true, limit: 50 },
+];
+
+fn streams(store: &dyn Store, from: i64, to: i64, filters: &[(Dim, Vec<String>)], order: &Order) -> Vec<Stream> {
+    let mut out = Vec::new();
+    store.streams(from, to, filters, order, &mut |s| out.push(s)).unwrap();
+    out
 }
 
 /// The group keys of [`assert_same_answers`], by model and scenario, hold hostile values and tell

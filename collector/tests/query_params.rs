@@ -9,12 +9,12 @@ use common::{envelope, record, TempDir};
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::Store;
 use llm_ux_collector::validate::{self, Invalid};
-use llm_ux_collector::{compare, summary, timeseries};
+use llm_ux_collector::{compare, streams, summary, timeseries};
 use serde_json::{json, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Query strings tried (each through the three endpoints).
+/// Query strings tried (each through the four endpoints).
 const CASES: usize = 3000;
 const HOUR: i64 = 3_600_000;
 
@@ -64,14 +64,16 @@ fn small_store(dir: &TempDir, now: i64) -> SqliteStore {
 fn query_string(rng: &mut Rng, now: i64) -> String {
     const KEYS: &[&str] = &[
         "from", "to", "groupBy", "metric", "q", "bucket", "dimension", "a", "b", "slo.ttftMs", "slo.tpotMs", "model", "scenario", "variant",
-        "appVersion", "connection", "key", "", "From", "slo.", "slo.gapMs", "groupBy%5B%5D", "%00", "m%6Fdel", "a%20", "q\u{0}",
+        "appVersion", "connection", "key", "", "From", "slo.", "slo.gapMs", "groupBy%5B%5D", "%00", "m%6Fdel", "a%20", "q\u{0}", "sort",
+        "order", "limit", "sort%20",
     ];
     const VALUES: &[&str] = &[
         "-9223372036854775808", "9223372036854775807", "-9223372036854775807", "-1", "0", "1", "253402300800000", "253402300800001",
         "4102444800000", "1e3", "0x10", "NaN", "inf", "-inf", "1e308", "-0", "0.5", "1.0000001", "", " ", "%", "%ZZ", "%00", "%F0%9F%9A%80",
         "model", "model,variant", "model,,variant,model", "connection,appVersion,scenario,variant,model", "nope", "1m", "5m", "15m", "1h",
         "6h", "1d", "2m", "ttftMs", "tpotMs", "stallMs", "count", "rpm", "tokenThroughput", "stallRate", "goodput", "A", "B", "m-a", "m-b",
-        "variant", "'; DROP TABLE records; --", "\\", "é", "\u{7f}",
+        "variant", "'; DROP TABLE records; --", "\\", "é", "\u{7f}", "startedAt", "outputTokens", "durationMs", "asc", "desc", "DESC", "50",
+        "500", "501",
     ];
     let mut parts = Vec::new();
     for _ in 0..rng.below(8) {
@@ -128,6 +130,7 @@ fn no_query_string_panics_and_every_refusal_names_its_parameter() {
                 check("/api/summary", raw, summary::parse(raw, now), |w| summary::summary(store, w).map(|s| s.to_json()).map_err(|e| e.to_string())),
                 check("/api/timeseries", raw, timeseries::parse(raw, now), |q| timeseries::timeseries(store, q).map_err(|e| e.to_string())),
                 check("/api/compare", raw, compare::parse(raw, now), |q| compare::compare(store, q).map_err(|e| e.to_string())),
+                check("/api/streams", raw, streams::parse(raw, now), |q| streams::streams(store, q).map_err(|e| e.to_string())),
             ]
         }));
         match outcome {

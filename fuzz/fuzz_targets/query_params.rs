@@ -1,6 +1,6 @@
 //! Fuzzes the collector's analytics query parameters: the input, as a query string, goes through the
-//! parser of every endpoint (`/api/summary`, `/api/timeseries`, `/api/compare`) and, when one accepts
-//! it, through its query over a small SQLite store. A bug is a panic (the release build aborts on
+//! parser of every endpoint (`/api/summary`, `/api/timeseries`, `/api/compare`, `/api/streams`) and,
+//! when one accepts it, through its query over a small SQLite store. A bug is a panic (the release build aborts on
 //! one), a refusal naming no parameter, or a query the parser accepted that the store cannot answer.
 //! `collector/tests/query_params.rs` runs the same checks on generated strings in `cargo test`.
 #![no_main]
@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::{Store, StoreError};
 use llm_ux_collector::validate::{self, Invalid};
-use llm_ux_collector::{compare, summary, timeseries};
+use llm_ux_collector::{compare, streams, summary, timeseries};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -67,4 +67,5 @@ fuzz_target!(|data: &[u8]| {
     check(summary::parse(Some(raw), *now), |w| summary::summary(store, w).map(|s| s.to_json()));
     check(timeseries::parse(Some(raw), *now), |q| timeseries::timeseries(store, q));
     check(compare::parse(Some(raw), *now), |q| compare::compare(store, q));
+    check(streams::parse(Some(raw), *now), |q| streams::streams(store, q));
 });

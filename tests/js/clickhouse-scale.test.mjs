@@ -12,8 +12,8 @@
 // Issue 15 also wants every statement the store sends to run on a current ClickHouse: collector 2 (the
 // one killed and restarted) reaches ClickHouse through a recording proxy (tests/js/lib/recording-proxy.mjs),
 // is then read through every read path (summaries with SLOs and filters, timeseries at every bucket
-// size, compares, a window cut mid-minute, more groups than an answer holds) and restarted again, and
-// the statements it sent are replayed on chdb-core (ClickHouse 26.x in process) by
+// size, compares, single streams, a window cut mid-minute, more groups than an answer holds) and
+// restarted again, and the statements it sent are replayed on chdb-core (ClickHouse 26.x in process) by
 // collector/tests/reference/replay_statements.py. One collector, not three: the three run the same
 // code, so one sends every kind of statement, with a third of the requests to record and replay.
 // Bounded: 16,000 records (25 to 35 s here on 2 shared cores, ClickHouse start, the reads through
@@ -457,8 +457,13 @@ test('collector 2, through the proxy: summaries with SLOs and filters, timeserie
       check(`compare ${metric}${extra} arm ${arm}`, answer[arm].count, inWindow(cut, (r) => keep(r) && r.variant === answer[arm].value && r[metric] !== null).length);
     }
   });
+  // Single streams: the worst by TPOT of one scenario, each once (nulls last, ties by id).
+  const byTpot = (x, y) => (x.tpotMs === null) - (y.tpotMs === null) || (y.tpotMs ?? 0) - (x.tpotMs ?? 0) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+  const streamsRead = [get(P, `/api/streams?${window}&scenario=rag&sort=tpotMs&limit=25`).then((answer) => {
+    check('streams of rag, the worst by TPOT', answer.streams.map((s) => [s.id, s.tpotMs]), inWindow(cut, (r) => r.scenario === 'rag').sort(byTpot).slice(0, 25).map((r) => [r.id, r.tpotMs]));
+  })];
   // At once (the collector runs 4 queries at a time, queues 32): the same statements, sooner.
-  await Promise.all([...summariesRead, ...timeseriesRead, ...figuresRead, ...comparesRead]);
+  await Promise.all([...summariesRead, ...timeseriesRead, ...figuresRead, ...comparesRead, ...streamsRead]);
 
   // More groups than a timeseries of a day of minutes holds: the busiest 69, and all counted.
   for (const batch of [SPREAD.slice(0, 40), SPREAD.slice(40)]) {

@@ -1,7 +1,7 @@
 // The analytics dashboard, served by the real collector at `/`, in headless Chromium over a few
 // hundred stored records: names from beacons render as text (hostile ones included), the headline
-// tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the charts draw, and the
-// empty and error states show. Writes a screenshot to target/dashboard.png.
+// tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table
+// lists /api/streams' worst streams, the charts draw, and the empty and error states show. Writes a screenshot to target/dashboard.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -81,6 +81,21 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
   assert.ok(compare.verdict, 'the API gives a verdict');
   assert.equal(await text(page, '#ab-verdict'), compare.verdict);
   assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#ab-result thead .arm')].map((th) => th.textContent)), ['a: A', 'b: B']);
+
+  const slowest = (await api(`/api/streams?from=${from}&to=${to}&sort=tpotMs&limit=20`)).streams;
+  assert.equal(slowest.length, 20);
+  const rows = await page.$$eval('#streams tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  assert.equal(rows.length, 20, 'the 20 worst streams by TPOT, the default');
+  rows.forEach((row, i) => {
+    assert.equal(row[1], slowest[i].model, `row ${i}: model, as text`);
+    assertShows(row[6], slowest[i].tpotMs, `row ${i}: TPOT`);
+  });
+  assert.ok(slowest.every((s) => s.variant === 'B'), 'the slowest by TPOT are the slow variant\'s');
+  await page.selectOption('#slowest-sort', 'ttftMs');
+  await page.waitForFunction(() => document.querySelector('#streams th[aria-sort]')?.textContent === 'TTFT');
+  const worstTtft = (await api(`/api/streams?from=${from}&to=${to}&sort=ttftMs&limit=1`)).streams[0];
+  assertShows(await page.$eval('#streams tbody tr td:nth-child(6)', (td) => td.textContent), worstTtft.ttftMs, 'ranked by TTFT once picked');
+  assert.match(await page.evaluate(() => location.hash), /slowest=ttftMs/, 'the ranking is in the shared link');
 
   const charts = await page.evaluate(() => ['ttft', 'tpot', 'rpm', 'throughput', 'tpot-distribution', 'gap-distribution']
     .filter((name) => document.querySelector(`#chart-${name} .uplot canvas`)?.width > 0));

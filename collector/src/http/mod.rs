@@ -12,12 +12,13 @@
 //! - 400 when the body is not JSON, not gzip although declared so, or not a valid envelope;
 //! - 200 `{ "accepted": N, "duplicates": M }` once the batch is stored whole.
 //!
-//! `GET /api/summary`, `/api/timeseries` and `/api/compare` answer, in order: 429 with `Retry-After`
-//! over `--api-rate-limit` (per client, a bucket apart from ingest's); 401 with `WWW-Authenticate`
-//! when `--read-key` is set and the request does not carry it ([`crate::http::auth`]); 400 for a bad
-//! parameter (see [`crate::summary`], [`crate::timeseries`], [`crate::compare`]); 503 with
-//! `Retry-After` when the queue of queries is full ([`crate::http::query_limit`]). Other GETs serve the
-//! dashboard ([`crate::http::dashboard`]); `GET /health` never waits for queries.
+//! `GET /api/summary`, `/api/timeseries`, `/api/compare` and `/api/streams` answer, in order: 429
+//! with `Retry-After` over `--api-rate-limit` (per client, a bucket apart from ingest's); 401 with
+//! `WWW-Authenticate` when `--read-key` is set and the request does not carry it
+//! ([`crate::http::auth`]); 400 for a bad parameter (see [`crate::summary`], [`crate::timeseries`],
+//! [`crate::compare`], [`crate::streams`]); 503 with `Retry-After` when the queue of queries is full
+//! ([`crate::http::query_limit`]). Other GETs serve the dashboard ([`crate::http::dashboard`]);
+//! `GET /health` never waits for queries.
 //!
 //! A handler that panics answers 500 ([`crate::http::catch_panic`]). Every answer carries
 //! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }`: `field`
@@ -39,7 +40,7 @@ use crate::http::query_limit::QueryLimit;
 use crate::http::rate_limit::{retry_after_seconds, RateLimit};
 use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
-use crate::{compare, summary, timeseries};
+use crate::{compare, streams, summary, timeseries};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, RawQuery, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
@@ -111,6 +112,7 @@ pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
         .route("/api/summary", get(|s: State<AppState>, q: RawQuery| analytics(s, q, summary::parse, |store, w| Ok(summary::summary(store, w)?.to_json()))))
         .route("/api/timeseries", get(|s: State<AppState>, q: RawQuery| analytics(s, q, timeseries::parse, timeseries::timeseries)))
         .route("/api/compare", get(|s: State<AppState>, q: RawQuery| analytics(s, q, compare::parse, compare::compare)))
+        .route("/api/streams", get(|s: State<AppState>, q: RawQuery| analytics(s, q, streams::parse, streams::streams)))
         .route_layer(middleware::from_fn_with_state(state.clone(), api_access));
     Router::new()
         .route("/v1/beacons", post(ingest))

@@ -92,6 +92,7 @@ use super::{Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, Stor
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup, RollupKey, Row};
+use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
 use client::Client;
@@ -380,6 +381,15 @@ impl Store for ClickHouseStore {
         })
     }
 
+    fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
+        let window = self.database.window(from, to, &sql::filters(filters))?;
+        let query = format!("SELECT {} {window} {}", streams::COLUMNS, order.sql(|column| format!("isNull({column})")));
+        self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
+            visit(stream_of(r)?);
+            Ok(())
+        })
+    }
+
     /// The window's pieces ([`plan`]: the stream counts of each rollup key less the piece's
     /// duplicate copies, 1 per record of the partial minutes) under `UNION ALL`, grouped, ranked
     /// and cut by ClickHouse; asking for one group more than `limit` tells whether the groups must
@@ -448,6 +458,31 @@ fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
         render_delay_p50_ms: r.opt_f64()?,
         stall_count: r.opt_i64()?,
         stall_total_ms: r.opt_f64()?,
+    })
+}
+
+/// A [`Stream`] from a row of [`streams::COLUMNS`].
+fn stream_of<R: BufRead>(r: &mut Reader<R>) -> Result<Stream, ReadError> {
+    Ok(Stream {
+        id: r.string()?,
+        started_at: r.f64()?,
+        dims: [r.opt_string()?, r.opt_string()?, r.opt_string()?, r.opt_string()?, r.opt_string()?],
+        status: r.string()?,
+        http_status: r.opt_i64()?,
+        ttft_ms: r.opt_f64()?,
+        ttft_arrival_ms: r.opt_f64()?,
+        tpot_ms: r.opt_f64()?,
+        tpot_arrival_ms: r.opt_f64()?,
+        output_tokens: r.i64()?,
+        gap_p90_ms: r.opt_f64()?,
+        stall_count: r.opt_i64()?,
+        stall_longest_ms: r.opt_f64()?,
+        stall_total_ms: r.opt_f64()?,
+        render_delay_p50_ms: r.opt_f64()?,
+        render_delay_p90_ms: r.opt_f64()?,
+        duration_ms: r.opt_f64()?,
+        hidden: r.u8()? != 0,
+        finish_reason: r.opt_string()?,
     })
 }
 

@@ -8,7 +8,8 @@
 //!
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
 //! reads the analytics are built from ([`crate::query`]): rollups, records and metric values, each
-//! streamed to a visitor, and the ranking of groups by their number of streams. The methods are
+//! streamed to a visitor, the ranking of groups by their number of streams, and single streams
+//! sorted by a figure ([`crate::streams`]). The methods are
 //! blocking; the HTTP layer calls them from `tokio::task::spawn_blocking`.
 
 pub mod clickhouse;
@@ -16,6 +17,7 @@ pub mod sqlite;
 
 use crate::dims::{Dim, Metric};
 use crate::rollup::{Grain, Rollup, RollupKey, Row, Slo};
+use crate::streams::{Order, Stream};
 use crate::validate::Batch;
 use std::fmt;
 
@@ -148,6 +150,12 @@ pub trait Store: Send + Sync + 'static {
     /// Counts only, in the database: O(rollups and partial-minute records in the window) time, and
     /// memory for `limit` keys.
     fn busiest_groups(&self, from: i64, to: i64, group_by: &[Dim], filters: &Filters, limit: usize) -> Result<Busiest, StoreError>;
+
+    /// Calls `visit` with the first `order.limit` records of definition version 1 with `from <=
+    /// startedAt < to` matching `filters`, each once, in `order` (a null value of the sort column
+    /// last, ties by id). Sorted in the database: O(records in the window) time, memory for
+    /// `order.limit` records.
+    fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError>;
 
     /// Whether the store answers (for `/health`), without waiting behind queries.
     fn ping(&self) -> Result<(), StoreError>;

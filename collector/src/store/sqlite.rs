@@ -13,6 +13,7 @@ use super::{Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
+use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
 use rusqlite::types::Value as SqlValue;
@@ -269,6 +270,23 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
+        let (where_filters, mut args) = filter_sql(filters);
+        let sql = format!(
+            "SELECT {} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_filters} {}",
+            streams::COLUMNS,
+            order.sql(|column| format!("{column} IS NULL"))
+        );
+        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            visit(stream_of(r).map_err(err)?);
+        }
+        Ok(())
+    }
+
     /// One statement: the window's pieces ([`plan`]: `streams` of the rollups, 1 per record of the
     /// partial minutes) under `UNION ALL`, grouped, ranked and cut by SQLite; `count(*) OVER ()`
     /// counts the groups before the `LIMIT`. The grouping spills to a temporary file when large.
@@ -331,6 +349,31 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         render_delay_p50_ms: r.get(10)?,
         stall_count: r.get(11)?,
         stall_total_ms: r.get(12)?,
+    })
+}
+
+/// A [`Stream`] from a row of [`streams::COLUMNS`].
+fn stream_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
+    Ok(Stream {
+        id: r.get(0)?,
+        started_at: r.get(1)?,
+        dims: [r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?],
+        status: r.get(7)?,
+        http_status: r.get(8)?,
+        ttft_ms: r.get(9)?,
+        ttft_arrival_ms: r.get(10)?,
+        tpot_ms: r.get(11)?,
+        tpot_arrival_ms: r.get(12)?,
+        output_tokens: r.get(13)?,
+        gap_p90_ms: r.get(14)?,
+        stall_count: r.get(15)?,
+        stall_longest_ms: r.get(16)?,
+        stall_total_ms: r.get(17)?,
+        render_delay_p50_ms: r.get(18)?,
+        render_delay_p90_ms: r.get(19)?,
+        duration_ms: r.get(20)?,
+        hidden: r.get(21)?,
+        finish_reason: r.get(22)?,
     })
 }
 

@@ -2,7 +2,7 @@
 // options are dimension values from beacons: each goes in as an option's text and value, never as HTML.
 import { byId, el, replaceChildren } from './dom.js';
 import { dateTime } from './format.js';
-import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS } from './view-state.js';
+import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS, SLOWEST_SORTS } from './view-state.js';
 
 /** The sorted distinct values of `dimension` among summary groups (streams that did not set it aside). */
 export function distinctValues(groups, dimension) {
@@ -28,10 +28,11 @@ export function fillFilters(groups, filters) {
   for (const d of FILTER_DIMENSIONS) fillSelect(byId(`filter-${d}`), distinctValues(groups, d), filters[d], ['', `all ${plural(d)}`]);
 }
 
-/** The options that do not depend on the data: the A/B panel's dimensions and metrics. */
+/** The options that do not depend on the data: the A/B panel's dimensions and metrics, the slowest streams' ranking. */
 export function fillFixedOptions() {
   replaceChildren(byId('ab-dimension'), AB_DIMENSIONS.map((d) => el('option', { value: d }, d)));
   replaceChildren(byId('ab-metric'), Object.entries(AB_METRICS).map(([metric, name]) => el('option', { value: metric }, name)));
+  replaceChildren(byId('slowest-sort'), Object.entries(SLOWEST_SORTS).map(([sort, name]) => el('option', { value: sort }, name)));
 }
 
 /** Shows the state in the controls that do not depend on the data. */
@@ -46,6 +47,7 @@ export function showState(state) {
   byId('slo-tpot').value = state.slo.tpotMs;
   byId('ab-dimension').value = state.ab.dimension;
   byId('ab-metric').value = state.ab.metric;
+  byId('slowest-sort').value = state.slowest;
   const pause = byId('pause');
   pause.setAttribute('aria-pressed', String(state.paused));
   replaceChildren(pause, state.paused ? 'Resume' : 'Pause');

@@ -8,6 +8,7 @@ import { renderDistributions } from './distribution.js';
 import { byId, el, replaceChildren } from './dom.js';
 import { clock } from './format.js';
 import { renderGroupsTable } from './groups-table.js';
+import { renderStreamsTable, SLOWEST_LIMIT } from './streams-table.js';
 import { renderTileCharts, renderTiles, TILE_SERIES } from './headline.js';
 import { AB_DIMENSIONS, FILTER_DIMENSIONS, parseHash, timeWindow, toHash } from './view-state.js';
 
@@ -30,11 +31,13 @@ async function refresh() {
   const total = settle(get('summary', query({}), signal));
   const byModel = settle(get('summary', query({ groupBy: 'model,scenario' }), signal));
   const byVariant = settle(get('summary', query({ groupBy: 'variant' }), signal));
+  // Single streams take no SLO.
+  const slowest = settle(get('streams', queryString(span, state.filters, {}, { sort: state.slowest, order: 'desc', limit: SLOWEST_LIMIT }), signal));
   const series = Object.fromEntries(Object.entries(TILE_SERIES).map(([tile, lines]) => [tile, Promise.all(lines.map(([metric, q]) =>
     settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: span.bucket }), signal))))]));
   const comparison = dimensions.then((answer) => answer && compare(answer.groups, span, signal, settle));
 
-  const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer] = await Promise.all([dimensions, total, byModel, byVariant]);
+  const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer, slowestAnswer] = await Promise.all([dimensions, total, byModel, byVariant, slowest]);
   if (signal.aborted) return;
   if (dimensionsAnswer) fillFilters(dimensionsAnswer.groups, state.filters);
   const streams = totalAnswer?.groups[0]?.count ?? 0;
@@ -42,6 +45,7 @@ async function refresh() {
   if (totalAnswer) renderTiles(totalAnswer.groups[0], state.slo);
   if (byModelAnswer) renderGroupsTable(byModelAnswer.groups, state.slo);
   if (byVariantAnswer) renderDistributions(byVariantAnswer.groups);
+  if (slowestAnswer) renderStreamsTable(slowestAnswer.streams, slowestAnswer.sort);
 
   const tileSeries = Object.fromEntries(await Promise.all(Object.entries(series).map(async ([tile, answers]) => [tile, await answers])));
   await comparison;
@@ -104,6 +108,7 @@ byId('ab-dimension').addEventListener('change', (e) => update((s) => Object.assi
 byId('ab-a').addEventListener('change', (e) => update((s) => (s.ab.a = e.target.value)));
 byId('ab-b').addEventListener('change', (e) => update((s) => (s.ab.b = e.target.value)));
 byId('ab-metric').addEventListener('change', (e) => update((s) => (s.ab.metric = e.target.value)));
+byId('slowest-sort').addEventListener('change', (e) => update((s) => (s.slowest = e.target.value)));
 byId('pause').addEventListener('click', () => update((s) => (s.paused = !s.paused)));
 addEventListener('hashchange', () => {
   state = parseHash(location.hash);

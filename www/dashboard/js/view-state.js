@@ -1,5 +1,5 @@
 // What the page shows, kept in the URL hash so that a view can be shared or bookmarked:
-//   #range=1h&model=gpt-4o&slo.ttftMs=1000&slo.tpotMs=50&ab=variant&a=A&b=B&metric=tpotMs
+//   #range=1h&model=gpt-4o&slo.ttftMs=1000&slo.tpotMs=50&ab=variant&a=A&b=B&metric=tpotMs&slowest=ttftMs
 // `from` and `to` (epoch ms) pin an absolute window instead of a range ending now: the link to an
 // incident keeps showing that incident.
 
@@ -7,6 +7,8 @@ export const RANGES = { '15m': 15 * 60_000, '1h': 3_600_000, '6h': 6 * 3_600_000
 export const FILTER_DIMENSIONS = ['model', 'scenario', 'variant', 'connection'];
 export const AB_DIMENSIONS = ['variant', 'model', 'scenario', 'appVersion', 'connection'];
 export const AB_METRICS = { tpotMs: 'TPOT', ttftMs: 'TTFT', gapP90Ms: 'gap p90', renderDelayMs: 'render delay', stallMs: 'stall time' };
+/** What the slowest-streams table can rank by (the API's `sort` names). */
+export const SLOWEST_SORTS = { tpotMs: 'TPOT', ttftMs: 'TTFT', stallMs: 'stall time', renderDelayMs: 'render delay', gapP90Ms: 'gap p90' };
 
 const BUCKETS = [['1m', 60_000], ['5m', 300_000], ['15m', 900_000], ['1h', 3_600_000], ['6h', 21_600_000], ['1d', 86_400_000]];
 // Enough points for a smooth line at dashboard width, far below the API's limit of 1,440 buckets.
@@ -20,6 +22,7 @@ export function defaultState() {
     filters: Object.fromEntries(FILTER_DIMENSIONS.map((d) => [d, ''])),
     slo: { ttftMs: '1000', tpotMs: '50' },
     ab: { dimension: 'variant', a: '', b: '', metric: 'tpotMs' },
+    slowest: 'tpotMs',
     paused: false,
   };
 }
@@ -38,6 +41,7 @@ export function parseHash(hash) {
   state.ab.a = params.get('a') ?? '';
   state.ab.b = params.get('b') ?? '';
   if (params.get('metric') in AB_METRICS) state.ab.metric = params.get('metric');
+  if (params.get('slowest') in SLOWEST_SORTS) state.slowest = params.get('slowest');
   state.paused = params.get('paused') === '1';
   return state;
 }
@@ -58,6 +62,7 @@ export function toHash(state) {
   if (state.ab.a) params.set('a', state.ab.a);
   if (state.ab.b) params.set('b', state.ab.b);
   if (state.ab.metric !== defaults.ab.metric) params.set('metric', state.ab.metric);
+  if (state.slowest !== defaults.slowest) params.set('slowest', state.slowest);
   if (state.paused) params.set('paused', '1');
   const hash = params.toString();
   return hash ? `#${hash}` : '';
