@@ -23,7 +23,7 @@
 //! come from rollups, as in the summary (one group per arm).
 
 use crate::dims::{Dim, Metric};
-use crate::params::{self, bad, Window};
+use crate::params::{self, bad, Takes, Window};
 use crate::query::visit_window;
 use crate::rollup::Grain;
 use crate::tally::Tally;
@@ -50,7 +50,7 @@ pub struct CompareQuery {
 
 /// Parses `GET /api/compare`'s query string. O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
-    let (window, own) = params::parse(raw, now_ms, &["dimension", "a", "b", "metric"], false)?;
+    let (window, own) = params::parse(raw, now_ms, &["dimension", "a", "b", "metric"], Takes { group_by: false, slo: true })?;
     let name = own.get("dimension").map(String::as_str).unwrap_or("variant");
     let dimension = Dim::from_name(name).ok_or_else(|| bad("dimension", format!("unknown dimension {name:?}; known: {}", Dim::names())))?;
     if window.filters.iter().any(|(d, _)| *d == dimension) {

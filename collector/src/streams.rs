@@ -1,6 +1,6 @@
 //! `GET /api/streams`: the individual streams of a window, sorted by a figure: "show me the bad
 //! streams" (`sort=tpotMs&order=desc`), or the latest ones. Parameters: the window and filters of
-//! [`crate::params`] (no `groupBy`, no SLO), and:
+//! [`crate::params`] (`groupBy` and the SLOs are refused as unknown), and:
 //!
 //! - `sort`: one of [`Sort::ALL`]'s names, default `startedAt`;
 //! - `order`: `desc` (default) or `asc`;
@@ -16,11 +16,13 @@
 //! "durationMs", "hidden", "finishReason" } ] }`, with the record's own names and values (`stalls`
 //! is `{ "count", "longestMs", "totalMs" }` or null, `renderDelay` `{ "p50", "p90" }` or null).
 //!
-//! Cost: the database sorts; O(records in the window) time and O(limit) memory in both stores
-//! (SQLite's and ClickHouse's sorters keep the top `limit` rows of an `ORDER BY ... LIMIT`).
+//! Cost: the database reads every record of the window and sorts, O(records in the window) time; its
+//! sorter keeps the first `limit` rows of each block it reads (SQLite: `limit` in all), and with
+//! ClickHouse the window's duplicate copies are held as a set, as for every read of records. The
+//! collector holds `limit` streams.
 
-use crate::dims::Dims;
-use crate::params::{self, bad, Window};
+use crate::dims::{Dims, Metric};
+use crate::params::{self, bad, Takes, Window};
 use crate::store::{Store, StoreError};
 use crate::summary::DEF;
 use crate::validate::Invalid;
@@ -34,13 +36,10 @@ const DEFAULT_LIMIT: usize = 50;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sort {
     StartedAt,
-    TtftMs,
+    /// One of the figures the summary summarizes.
+    Metric(Metric),
     TtftArrivalMs,
-    TpotMs,
     TpotArrivalMs,
-    GapP90Ms,
-    RenderDelayMs,
-    StallMs,
     OutputTokens,
     DurationMs,
 }
@@ -48,13 +47,13 @@ pub enum Sort {
 impl Sort {
     pub const ALL: [Sort; 10] = [
         Sort::StartedAt,
-        Sort::TtftMs,
+        Sort::Metric(Metric::TtftMs),
         Sort::TtftArrivalMs,
-        Sort::TpotMs,
+        Sort::Metric(Metric::TpotMs),
         Sort::TpotArrivalMs,
-        Sort::GapP90Ms,
-        Sort::RenderDelayMs,
-        Sort::StallMs,
+        Sort::Metric(Metric::GapP90Ms),
+        Sort::Metric(Metric::RenderDelayMs),
+        Sort::Metric(Metric::StallMs),
         Sort::OutputTokens,
         Sort::DurationMs,
     ];
@@ -63,13 +62,9 @@ impl Sort {
     pub fn name(self) -> &'static str {
         match self {
             Sort::StartedAt => "startedAt",
-            Sort::TtftMs => "ttftMs",
+            Sort::Metric(metric) => metric.name(),
             Sort::TtftArrivalMs => "ttftArrivalMs",
-            Sort::TpotMs => "tpotMs",
             Sort::TpotArrivalMs => "tpotArrivalMs",
-            Sort::GapP90Ms => "gapP90Ms",
-            Sort::RenderDelayMs => "renderDelayMs",
-            Sort::StallMs => "stallMs",
             Sort::OutputTokens => "outputTokens",
             Sort::DurationMs => "durationMs",
         }
@@ -79,13 +74,9 @@ impl Sort {
     pub fn column(self) -> &'static str {
         match self {
             Sort::StartedAt => "started_at",
-            Sort::TtftMs => "ttft_ms",
+            Sort::Metric(metric) => metric.column(),
             Sort::TtftArrivalMs => "ttft_arrival_ms",
-            Sort::TpotMs => "tpot_ms",
             Sort::TpotArrivalMs => "tpot_arrival_ms",
-            Sort::GapP90Ms => "gap_p90_ms",
-            Sort::RenderDelayMs => "render_delay_p50_ms",
-            Sort::StallMs => "stall_total_ms",
             Sort::OutputTokens => "output_tokens",
             Sort::DurationMs => "duration_ms",
         }
@@ -101,6 +92,7 @@ impl Sort {
 pub struct Order {
     pub sort: Sort,
     pub descending: bool,
+    /// How many at most: [`parse`] keeps it within [`MAX_LIMIT`]; the stores take it as it is.
     pub limit: usize,
 }
 
@@ -158,6 +150,7 @@ impl Stream {
     }
 }
 
+/// A parsed `GET /api/streams`: the window and filters, and the order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamsQuery {
     pub window: Window,
@@ -166,11 +159,7 @@ pub struct StreamsQuery {
 
 /// Parses `GET /api/streams`'s query string. O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<StreamsQuery, Invalid> {
-    let (window, own) = params::parse(raw, now_ms, &["sort", "order", "limit"], false)?;
-    if !window.slo.is_empty() {
-        let field = if window.slo.ttft_ms.is_some() { "slo.ttftMs" } else { "slo.tpotMs" };
-        return Err(bad(field, "an SLO applies to the summary, timeseries and compare, not to a list of streams".into()));
-    }
+    let (window, own) = params::parse(raw, now_ms, &["sort", "order", "limit"], Takes { group_by: false, slo: false })?;
     let sort = match own.get("sort") {
         Some(name) => Sort::from_name(name).ok_or_else(|| bad("sort", format!("unknown figure {name:?}; known: {}", Sort::ALL.map(Sort::name).join(", "))))?,
         None => Sort::StartedAt,
@@ -205,7 +194,7 @@ mod tests {
         let q = parse(Some("from=0&to=60000&model=m"), 0).unwrap();
         assert_eq!(q.order, Order { sort: Sort::StartedAt, descending: true, limit: 50 });
         let q = parse(Some("from=0&to=60000&sort=tpotMs&order=asc&limit=500"), 0).unwrap();
-        assert_eq!(q.order, Order { sort: Sort::TpotMs, descending: false, limit: 500 });
+        assert_eq!(q.order, Order { sort: Sort::Metric(Metric::TpotMs), descending: false, limit: 500 });
         for (raw, field) in [
             ("sort=speed", "sort"),
             ("order=up", "order"),
@@ -214,6 +203,7 @@ mod tests {
             ("limit=ten", "limit"),
             ("groupBy=model", "groupBy"),
             ("slo.tpotMs=50", "slo.tpotMs"),
+            ("slo.ttftMs=500", "slo.ttftMs"),
             ("sort=ttftMs&sort=tpotMs", "sort"),
         ] {
             assert_eq!(parse(Some(raw), 86_400_000).unwrap_err().field.as_deref(), Some(field), "{raw}");
@@ -222,7 +212,7 @@ mod tests {
 
     #[test]
     fn order_sql_puts_nulls_last_and_breaks_ties_by_id() {
-        let order = Order { sort: Sort::StallMs, descending: true, limit: 7 };
+        let order = Order { sort: Sort::Metric(Metric::StallMs), descending: true, limit: 7 };
         assert_eq!(order.sql(|c| format!("isNull({c})")), "ORDER BY isNull(stall_total_ms), stall_total_ms DESC, id LIMIT 7");
         assert!(Sort::ALL.iter().all(|s| Sort::from_name(s.name()) == Some(*s)));
     }

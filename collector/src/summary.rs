@@ -30,7 +30,7 @@
 //! [`MAX_GROUPS`] groups' figures in memory.
 
 use crate::dims::{Dim, Metric};
-use crate::params::{self, project, Window};
+use crate::params::{self, project, Takes, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Distribution, Grain};
 use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
@@ -83,7 +83,7 @@ pub struct Summary {
 
 /// Parses `GET /api/summary`'s query string ([`params::parse`]). O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
-    params::parse(raw, now_ms, &[], true).map(|(window, _)| window)
+    params::parse(raw, now_ms, &[], Takes::ALL).map(|(window, _)| window)
 }
 
 /// The summary of `window`: the busiest [`MAX_GROUPS`] groups at most, sorted by key (null first).

@@ -25,7 +25,7 @@
 //! the read passes it: memory O(series × points) numbers plus one open point's figures per series.
 
 use crate::dims::Metric;
-use crate::params::{self, bad, project, Window};
+use crate::params::{self, bad, project, Takes, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Grain, Rollup, Slo};
 use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
@@ -74,7 +74,7 @@ pub struct TimeseriesQuery {
 
 /// Parses `GET /api/timeseries`'s query string. O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<TimeseriesQuery, Invalid> {
-    let (window, own) = params::parse(raw, now_ms, &["metric", "q", "bucket"], true)?;
+    let (window, own) = params::parse(raw, now_ms, &["metric", "q", "bucket"], Takes::ALL)?;
     let q = match own.get("q") {
         Some(q) => Some(q.trim().parse::<f64>().ok().filter(|q| (0.0..=1.0).contains(q)).ok_or_else(|| bad("q", format!("expected a quantile from 0 to 1, got {q:?}")))?),
         None => None,

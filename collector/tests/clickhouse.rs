@@ -226,8 +226,8 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
 
 /// Orders of [`Store::streams`] that cut the data, by figures with nulls and ties.
 const STREAM_ORDERS: [Order; 3] = [
-    Order { sort: Sort::TpotMs, descending: true, limit: 7 },
-    Order { sort: Sort::StallMs, descending: false, limit: 500 },
+    Order { sort: Sort::Metric(Metric::TpotMs), descending: true, limit: 7 },
+    Order { sort: Sort::Metric(Metric::StallMs), descending: false, limit: 500 },
     Order { sort: Sort::StartedAt, descending: true, limit: 50 },
 ];
 

@@ -91,6 +91,8 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
     assertShows(row[6], slowest[i].tpotMs, `row ${i}: TPOT`);
   });
   assert.ok(slowest.every((s) => s.variant === 'B'), 'the slowest by TPOT are the slow variant\'s');
+  assert.ok(rows.some((row) => row[2] === HOSTILE_SCENARIO), 'a hostile scenario among them, shown as text');
+  assert.ok((await page.$eval('#streams tbody td', (td) => td.title)).endsWith(`, stream ${slowest[0].id}`), 'the date and the stream id on hover');
   await page.selectOption('#slowest-sort', 'ttftMs');
   await page.waitForFunction(() => document.querySelector('#streams th[aria-sort]')?.textContent === 'TTFT');
   const worstTtft = (await api(`/api/streams?from=${from}&to=${to}&sort=ttftMs&limit=1`)).streams[0];

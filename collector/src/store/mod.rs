@@ -153,8 +153,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// Calls `visit` with the first `order.limit` records of definition version 1 with `from <=
     /// startedAt < to` matching `filters`, each once, in `order` (a null value of the sort column
-    /// last, ties by id). Sorted in the database: O(records in the window) time, memory for
-    /// `order.limit` records.
+    /// last, ties by id). Sorted in the database ([`crate::streams`] says what that costs).
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError>;
 
     /// Whether the store answers (for `/health`), without waiting behind queries.

@@ -1,13 +1,13 @@
 // The slowest streams of the current filters, one per row, from /api/streams: the streams behind a bad
 // percentile. Names are beacon strings: they go in as text.
 import { byId, el, replaceChildren } from './dom.js';
-import { count, hoursMinutes, number } from './format.js';
+import { count, dateTime, hoursMinutes, number } from './format.js';
 
 /** Rows shown. */
 export const SLOWEST_LIMIT = 20;
 
 const COLUMNS = [
-  { head: 'started', title: 'when the request was sent', cell: (s) => hoursMinutes(s.startedAt) },
+  { head: 'started', title: 'when the request was sent', cell: (s) => hoursMinutes(s.startedAt), detail: (s) => `${dateTime(s.startedAt)}, stream ${s.id}` },
   { head: 'model', cell: (s) => s.model, name: true },
   { head: 'scenario', cell: (s) => s.scenario, name: true },
   { head: 'variant', cell: (s) => s.variant, name: true },
@@ -33,5 +33,5 @@ function cell(column, stream, sort) {
   const value = column.cell(stream);
   if (column.name && (value === null || value === undefined)) return el('td', { class: 'unset' }, '(none)');
   const classes = [column.num && 'num', column.name && 'name', column.sort === sort && 'ranked'].filter(Boolean).join(' ');
-  return el('td', { class: classes || null, title: column.name ? value : null }, value);
+  return el('td', { class: classes || null, title: column.name ? value : column.detail?.(stream) }, value);
 }

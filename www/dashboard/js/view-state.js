@@ -31,7 +31,7 @@ export function defaultState() {
 export function parseHash(hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const state = defaultState();
-  if (params.get('range') in RANGES) state.range = params.get('range');
+  if (Object.hasOwn(RANGES, params.get('range') ?? '')) state.range = params.get('range');
   const from = Number(params.get('from'));
   const to = Number(params.get('to'));
   if (params.has('from') && params.has('to') && Number.isFinite(from) && Number.isFinite(to)) Object.assign(state, { from, to });
@@ -40,8 +40,8 @@ export function parseHash(hash) {
   if (AB_DIMENSIONS.includes(params.get('ab'))) state.ab.dimension = params.get('ab');
   state.ab.a = params.get('a') ?? '';
   state.ab.b = params.get('b') ?? '';
-  if (params.get('metric') in AB_METRICS) state.ab.metric = params.get('metric');
-  if (params.get('slowest') in SLOWEST_SORTS) state.slowest = params.get('slowest');
+  if (Object.hasOwn(AB_METRICS, params.get('metric') ?? '')) state.ab.metric = params.get('metric');
+  if (Object.hasOwn(SLOWEST_SORTS, params.get('slowest') ?? '')) state.slowest = params.get('slowest');
   state.paused = params.get('paused') === '1';
   return state;
 }
