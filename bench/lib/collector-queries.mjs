@@ -32,6 +32,11 @@ export const QUERIES = [
     path: (to) => `/api/compare?from=${to - 7 * DAY}&to=${to}&a=A&b=B`,
     shape: (a) => `${(a.a.count + a.b.count).toLocaleString('en-US')} TPOT values read`,
   },
+  {
+    id: 'streams', label: 'streams, the 50 worst by TPOT, 7 days',
+    path: (to) => `/api/streams?from=${to - 7 * DAY}&to=${to}&sort=tpotMs&limit=50`,
+    shape: (a) => `${a.streams.length} streams`,
+  },
 ];
 
 const count = (groups) => groups.reduce((n, g) => n + g.count, 0).toLocaleString('en-US');
