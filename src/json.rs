@@ -215,8 +215,18 @@ impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        let key = self.inner.next()?.raw;
-        let value = self.inner.next()?;
+        let c = &mut self.inner;
+        // Recorded: a key is one entry (its span is 1), its value's entries follow it.
+        if let [key, value, ..] = c.tape {
+            let at = |offset: u32| offset.wrapping_sub(c.base) as usize;
+            let (value_tape, rest) = c.tape[1..].split_at_checked(value.span as usize)?;
+            let escaped = c.raw.get(at(key.start) + 1..at(key.end).checked_sub(1)?)?;
+            let raw = c.raw.get(at(value.start)..at(value.end))?;
+            c.tape = rest;
+            return Some((Str { escaped }, Value { raw, tape: value_tape }));
+        }
+        let key = c.next()?.raw;
+        let value = c.next()?;
         Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
     }
 }
