@@ -180,7 +180,10 @@ impl<'a> Contents<'a> {
     /// The next key or value, with its own entries.
     #[inline(always)] // the recorded case is a few instructions, in every lookup's loop
     fn next(&mut self) -> Option<Value<'a>> {
-        let Some(entry) = self.tape.first() else { return self.next_unrecorded() };
+        let Some(entry) = self.tape.first() else {
+            // The end of a recorded container, checked here: the cold path is a call.
+            return if self.pos >= self.raw.len() { None } else { self.next_unrecorded() };
+        };
         let (tape, rest) = self.tape.split_at_checked(entry.span as usize)?;
         self.tape = rest;
         let at = |offset: u32| offset.wrapping_sub(self.base) as usize;
@@ -253,6 +256,20 @@ impl<'a> Str<'a> {
     /// The decoded characters. Invalid UTF-8 and lone surrogates come out as U+FFFD.
     pub fn chars(self) -> StrChars<'a> {
         StrChars { escaped: self.escaped, pos: 0 }
+    }
+
+    /// Calls `f` with each decoded character, as [`Str::chars`] yields them. ASCII without escapes, most
+    /// text, goes straight through without decoding. O(len).
+    pub fn for_each_char(self, mut f: impl FnMut(char)) {
+        let mut chars = self.chars();
+        while let Some(&b) = chars.escaped.get(chars.pos) {
+            if b.is_ascii() && b != b'\\' {
+                chars.pos += 1;
+                f(char::from(b));
+            } else if let Some(c) = chars.next() {
+                f(c);
+            }
+        }
     }
 
     /// Whether the decoded string equals `text`. O(len).
@@ -537,6 +554,19 @@ mod tests {
 
     fn text(v: Value) -> String {
         v.as_str().unwrap().chars().collect()
+    }
+
+    #[test]
+    fn for_each_char_yields_what_chars_yields() {
+        let doc: &[u8] = b"[\"plain ascii\", \"tab\\there \\\"q\\\" \\u00e9\\ud83d\\ude80\", \"\xe6\xb5\x81\xff end\", \"\\ud800 lone\", \"\"]";
+        let v = parse(doc).unwrap();
+        assert_eq!(v.items().count(), 5);
+        for item in v.items() {
+            let s = item.as_str().unwrap();
+            let mut fed = String::new();
+            s.for_each_char(|c| fed.push(c));
+            assert_eq!(fed, s.chars().collect::<String>(), "{:?}", String::from_utf8_lossy(item.raw()));
+        }
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl Sink for Tally {
         if let (Some(events), Some(estimate), Some(raw)) = (self.events.get_mut(i), self.estimates.get_mut(i), self.raw_text.get_mut(i)) {
             *events = events.saturating_add(1);
             match text {
-                Text::Json(s) => s.chars().for_each(|c| estimate.push_char(c)),
+                Text::Json(s) => s.for_each_char(|c| estimate.push_char(c)),
                 Text::Raw(bytes) => raw.push(bytes, |c| estimate.push_char(c)),
             }
         }
