@@ -195,6 +195,32 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Runs `SELECT columns FROM records` over the records of definition version 1 with `from <=
+    /// started_at < to` and the `conditions` (SQL and its arguments), then `tail`, on a reader
+    /// connection, and calls `visit` with what `read` makes of each row, one row at a time.
+    fn each_record<T>(
+        &self,
+        columns: &str,
+        (from, to): (i64, i64),
+        (conditions, args): (String, Vec<SqlValue>),
+        tail: &str,
+        read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+        visit: &mut dyn FnMut(T),
+    ) -> Result<(), StoreError> {
+        let sql = format!("SELECT {columns} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{conditions} {tail}");
+        let mut bound = vec![SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()];
+        bound.extend(args);
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(bound)).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            visit(read(r).map_err(err)?);
+        }
+        Ok(())
+    }
+}
+
 impl Store for SqliteStore {
     fn insert_batch(&self, batch: &Batch, received_at: i64) -> Result<Inserted, StoreError> {
         let mut conn = lock(&self.writer);
@@ -244,47 +270,17 @@ impl Store for SqliteStore {
     }
 
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
-        let (where_selected, mut args) = selection_sql(selection);
-        let sql = format!("SELECT {ROW_COLUMNS} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_selected} ORDER BY started_at");
-        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
-        let conn = self.reader();
-        let mut stmt = conn.prepare(&sql).map_err(err)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            visit(row_of(r).map_err(err)?);
-        }
-        Ok(())
+        self.each_record(ROW_COLUMNS, (from, to), selection_sql(selection), "ORDER BY started_at", row_of, visit)
     }
 
     fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
-        let (where_filters, mut args) = filter_sql(filters);
         let column = metric.column();
-        let sql = format!("SELECT {column} FROM records WHERE def = ? AND started_at >= ? AND started_at < ? AND {column} IS NOT NULL{where_filters}");
-        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
-        let conn = self.reader();
-        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            visit(r.get(0).map_err(err)?);
-        }
-        Ok(())
+        let (where_filters, args) = filter_sql(filters);
+        self.each_record(column, (from, to), (format!(" AND {column} IS NOT NULL{where_filters}"), args), "", |r| r.get(0), visit)
     }
 
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
-        let (where_filters, mut args) = filter_sql(filters);
-        let sql = format!(
-            "SELECT {} FROM records WHERE def = ? AND started_at >= ? AND started_at < ?{where_filters} {}",
-            streams::COLUMNS,
-            order.sql(|column| format!("{column} IS NULL"))
-        );
-        args.splice(0..0, [SqlValue::Integer(DEF), (from as f64).into(), (to as f64).into()]);
-        let conn = self.reader();
-        let mut stmt = conn.prepare(&sql).map_err(err)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(args)).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            visit(stream_of(r).map_err(err)?);
-        }
-        Ok(())
+        self.each_record(streams::COLUMNS, (from, to), filter_sql(filters), &order.sql(|column| format!("{column} IS NULL")), stream_of, visit)
     }
 
     /// One statement: the window's pieces ([`plan`]: `streams` of the rollups, 1 per record of the
