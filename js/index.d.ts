@@ -152,6 +152,13 @@ export interface Report {
   renderDelay: { p50: number; p90: number } | null;
   /** Last paint − start. */
   durationMs: number | null;
+  /**
+   * The stream's cadence: at most 32 points `[ms since start, output tokens shown]`, whole numbers, on
+   * the render timeline (the arrival timeline when `renderSource` is null), downsampled keeping the
+   * first and last output, both edges of each stall (the longest first), then the sharpest bends.
+   * Empty when no output arrived.
+   */
+  cadence: [number, number][];
   /** The stream overlapped a hidden-page period (render fields are null). */
   hidden: boolean;
   finishReason: string | null;

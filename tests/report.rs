@@ -89,6 +89,7 @@ fn replayed_stream_matches_hand_computed_report() {
     let delay = r.render_delay.unwrap();
     close(delay.p50, &want["renderDelay"]["p50"], RELATIVE_ACCURACY, "render delay p50");
     close(delay.p90, &want["renderDelay"]["p90"], RELATIVE_ACCURACY, "render delay p90");
+    assert_eq!(json_points(&r.cadence), want["cadence"]);
     assert_eq!(r.hidden, want["hidden"]);
     assert_eq!(r.clock_ms, want["clockMs"].as_f64().unwrap());
     assert_eq!(u64::from(r.def), want["def"].as_u64().unwrap());
@@ -109,6 +110,11 @@ fn hidden_stream_keeps_arrival_and_voids_render_fields() {
     assert_eq!((r.ttft_ms, r.tpot_ms, r.ttfo_ms, r.duration_ms, r.jitter_ms), (None, None, None, None, None));
     assert_eq!((r.gaps, r.stalls, r.render_delay, r.render_source), (None, None, None, None));
     assert_eq!((r.ttft_arrival_ms, r.tpot_arrival_ms), (Some(100.0), Some(200.0)));
+    assert_eq!(json_points(&r.cadence), doc["expected"]["hiddenCadence"], "the arrival timeline stands in");
+}
+
+fn json_points(points: &[[u32; 2]]) -> Json {
+    serde_json::to_value(points).unwrap()
 }
 
 fn openai(content: &str) -> String {

@@ -3,6 +3,7 @@
 //! layout gives; `LLM_UX_REPORT_FIELDS=write cargo test --test report_fields` rewrites it.
 
 use llm_ux_meter::stream::{Ending, Stream};
+use llm_ux_meter::metrics::cadence::MAX_POINTS;
 use llm_ux_meter::web::report_layout::{self, Slot, LEN};
 
 const GENERATED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/js/lib/report-fields.js");
@@ -15,6 +16,7 @@ fn module() -> String {
         entries.push(match slot {
             Slot::Number(_) => format!("  ['{name}'],"),
             Slot::Bool(_) => format!("  ['{name}', 'bool'],"),
+            Slot::Points(_) => format!("  ['{name}', 'points'],"),
             Slot::Choice(_, names) => {
                 let names: Vec<String> = (0..).map_while(names).map(|n| format!("'{n}'")).collect();
                 format!("  ['{name}', [{}]],", names.join(", "))
@@ -26,9 +28,10 @@ fn module() -> String {
          // LLM_UX_REPORT_FIELDS=write cargo test --test report_fields\n\
          //\n\
          // The report's fields in the order of the wasm core's numbers: [name, kind]. A dotted name is a member of\n\
-         // a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1), or\n\
-         // none: a number (NaN for null).\n\
-         export const FIELDS = [\n{}\n];\n",
+         // a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1),\n\
+         // 'points' (last: the number of [x, y] pairs, then POINTS pairs), or none: a number (NaN for null).\n\
+         export const FIELDS = [\n{}\n];\n\n\
+         export const POINTS = {MAX_POINTS};\n",
         entries.join("\n")
     )
 }
@@ -44,13 +47,19 @@ fn the_javascript_layout_is_generated_from_the_rust_one() {
 }
 
 #[test]
-fn every_field_is_one_number() {
+fn every_field_has_its_numbers() {
     let report = Stream::new(None, 0.0).end(1.0, Ending::Complete);
     let mut names = Vec::new();
-    report_layout::fields(&report, &mut |name, _| names.push(name));
+    let mut numbers = 0;
+    report_layout::fields(&report, &mut |name, slot| {
+        names.push(name);
+        numbers += if matches!(slot, Slot::Points(_)) { 1 + 2 * MAX_POINTS } else { 1 };
+    });
     assert_eq!(report_layout::numbers(&report).len(), LEN);
-    assert_eq!(names.len(), LEN);
+    assert_eq!(numbers, LEN);
+    assert_eq!(names.last(), Some(&"cadence"), "the points go last");
+    let fields = names.len();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), LEN, "a field named twice");
+    assert_eq!(names.len(), fields, "a field named twice");
 }

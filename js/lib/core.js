@@ -5,7 +5,7 @@
 // nothing on either side. The functions below throw until `loadCore` has resolved.
 
 import embedded from '../wasm/module.js';
-import { FIELDS } from './report-fields.js';
+import { FIELDS, POINTS } from './report-fields.js';
 
 let core;
 let heap = new Uint8Array(0);
@@ -39,7 +39,7 @@ export const hidden = (handle) => core.hidden(handle);
 /** The report's numbers (report-fields.js), or null for an unknown handle. */
 export function close(handle, at, ending) {
   const address = core.close(handle, at, ending);
-  return address ? new Float64Array(core.memory.buffer, address, FIELDS.length).slice() : null;
+  return address ? new Float64Array(core.memory.buffer, address, FIELDS.length + 2 * POINTS).slice() : null;
 }
 
 /** A text of the last closed report, UTF-8 bytes: 0 the model, 1 the finish reason. */

@@ -2,8 +2,8 @@
 // LLM_UX_REPORT_FIELDS=write cargo test --test report_fields
 //
 // The report's fields in the order of the wasm core's numbers: [name, kind]. A dotted name is a member of
-// a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1), or
-// none: a number (NaN for null).
+// a nested object (null when its first member is); kind: the names a number indexes, 'bool' (0 or 1),
+// 'points' (last: the number of [x, y] pairs, then POINTS pairs), or none: a number (NaN for null).
 export const FIELDS = [
   ['format', ['openai', 'openai-responses', 'anthropic', 'gemini', 'ollama', 'ai-sdk-ui', 'ai-sdk-data', 'tgi', 'text']],
   ['status', ['ok', 'aborted', 'http_error', 'error', 'incomplete']],
@@ -45,4 +45,7 @@ export const FIELDS = [
   ['anomalies.unterminatedLast', 'bool'],
   ['def'],
   ['clockMs'],
+  ['cadence', 'points'],
 ];
+
+export const POINTS = 32;

@@ -5,10 +5,17 @@ import { FIELDS } from './report-fields.js';
 
 const FORMATS = FIELDS.find(([name]) => name === 'format')[1];
 
-// Each number's place in the report, worked out once: [key, member of a nested object or null, decode].
+// Each field's place in the report, worked out once: [key, member of a nested object or null, decode of
+// the numbers from the field's own].
 const PLACES = FIELDS.map(([name, kind]) => {
   const [key, member = null] = name.split('.');
-  const decode = Array.isArray(kind) ? (x) => kind[x] ?? null : kind === 'bool' ? (x) => x === 1 : (x) => (Number.isNaN(x) ? null : x);
+  const decode = Array.isArray(kind)
+    ? (n, i) => kind[n[i]] ?? null
+    : kind === 'bool'
+      ? (n, i) => n[i] === 1
+      : kind === 'points'
+        ? (n, i) => Array.from({ length: n[i] }, (_, k) => [n[i + 1 + 2 * k], n[i + 2 + 2 * k]])
+        : (n, i) => (Number.isNaN(n[i]) ? null : n[i]);
   return [key, member, decode];
 });
 
@@ -34,11 +41,12 @@ export function buildReport(n, texts, { id, startedAt, model, url, dimensions })
     appVersion: dimensions.appVersion ?? null,
     url: url ?? null,
   };
+  // The points go last, so every other field's number is at its own index.
   PLACES.forEach(([key, member, decode], i) => {
-    if (member === null) report[key] = decode(n[i]);
+    if (member === null) report[key] = decode(n, i);
     // A nested object is null as a whole when its first member is.
-    else if (!(key in report)) report[key] = Number.isNaN(n[i]) ? null : { [member]: decode(n[i]) };
-    else if (report[key]) report[key][member] = decode(n[i]);
+    else if (!(key in report)) report[key] = Number.isNaN(n[i]) ? null : { [member]: decode(n, i) };
+    else if (report[key]) report[key][member] = decode(n, i);
   });
   report.finishReason = texts[1] || null;
   return report;

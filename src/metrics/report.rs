@@ -2,6 +2,7 @@
 
 use super::stalls::Stalls;
 use alloc::string::String;
+use alloc::vec::Vec;
 use crate::decode::Format;
 
 /// The metric definition version every report carries; records of different versions are never mixed.
@@ -142,6 +143,9 @@ pub struct Report {
     pub stalls: Option<Stalls>,
     pub render_delay: Option<DelayQuantiles>,
     pub duration_ms: Option<f64>,
+    /// `[ms since start, output tokens shown]` on the render timeline (the arrival timeline when the
+    /// stream was not rendered): see [`crate::metrics::cadence`]. Empty when nothing arrived.
+    pub cadence: Vec<[u32; 2]>,
     pub hidden: bool,
     pub anomalies: Anomalies,
     /// The step of the clock the stream was timed with (ms), read off its times: see

@@ -1,6 +1,7 @@
 //! The timeline of one stream: when it started, when output events arrived, when they were painted.
 //! Everything is folded into running figures as it happens, so memory is O(1) in stream length.
 
+use super::cadence::Cadence;
 use super::moments::Moments;
 use super::pending::{Group, Pending};
 use super::sketch::Sketch;
@@ -14,6 +15,9 @@ pub struct Timeline {
     pub last_arrival: Option<f64>,
     /// Intervals between consecutive output events (0 between events of one chunk).
     pub arrival_gaps: Sketch,
+    /// Output events arrived by each arrival.
+    pub arrival_cadence: Cadence,
+    arrived: u64,
     pending: Pending,
     pub first_paint: Option<f64>,
     pub last_paint: Option<f64>,
@@ -24,6 +28,9 @@ pub struct Timeline {
     pub stalls: Stalls,
     /// `paint − arrive` of every output event.
     pub render_delays: Sketch,
+    /// Output events shown by each frame.
+    pub paint_cadence: Cadence,
+    painted: u64,
 }
 
 impl Timeline {
@@ -34,6 +41,8 @@ impl Timeline {
             first_arrival: None,
             last_arrival: None,
             arrival_gaps: Sketch::new(),
+            arrival_cadence: Cadence::default(),
+            arrived: 0,
             pending: Pending::default(),
             first_paint: None,
             last_paint: None,
@@ -42,6 +51,8 @@ impl Timeline {
             render_gap_moments: Moments::default(),
             stalls: Stalls::default(),
             render_delays: Sketch::new(),
+            paint_cadence: Cadence::default(),
+            painted: 0,
         }
     }
 
@@ -57,6 +68,8 @@ impl Timeline {
         }
         self.arrival_gaps.add_n(0.0, events - 1);
         self.last_arrival = Some(at);
+        self.arrived = self.arrived.saturating_add(events);
+        self.arrival_cadence.add(at, self.arrived);
         self.pending.push(Group { arrived_at: at, count: events, has_answer });
     }
 
@@ -68,6 +81,7 @@ impl Timeline {
         }
         for group in self.pending.take() {
             self.render_delays.add_n((at - group.arrived_at).max(0.0), group.count);
+            self.painted = self.painted.saturating_add(group.count);
             if group.has_answer && self.first_answer_paint.is_none() {
                 self.first_answer_paint = Some(at);
             }
@@ -82,5 +96,6 @@ impl Timeline {
             None => self.first_paint = Some(at),
         }
         self.last_paint = Some(at);
+        self.paint_cadence.add(at, self.painted);
     }
 }

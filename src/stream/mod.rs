@@ -19,6 +19,7 @@ use crate::metrics::clock::ClockStep;
 use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, KindCounts, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
 use crate::metrics::sketch::Sketch;
 use crate::metrics::timeline::Timeline;
+use alloc::vec::Vec;
 use framer::Framer;
 use tally::Tally;
 
@@ -118,7 +119,11 @@ impl Stream {
         self.clock.observe(at);
         // An event taken at the end arrived with the last chunk, not when the end was noticed.
         self.note_arrivals(self.last_chunk_at.unwrap_or(at));
-        self.report(ending)
+        let mut report = self.report(ending);
+        let t = &mut self.timeline;
+        let cadence = if report.ttft_ms.is_some() { &mut t.paint_cadence } else { &mut t.arrival_cadence };
+        report.cadence = cadence.points(t.start, report.output_tokens, report.output_events);
+        report
     }
 
     fn note_arrivals(&mut self, at: f64) {
@@ -173,6 +178,7 @@ impl Stream {
             stalls: rendered.then_some(t.stalls),
             render_delay: if rendered { delay_quantiles(&t.render_delays) } else { None },
             duration_ms: render(since_start(t.last_paint)),
+            cadence: Vec::new(),
             hidden: self.hidden,
             anomalies: Anomalies {
                 malformed_events: tally.malformed,

@@ -115,14 +115,12 @@ pub extern "C" fn close(handle: u32, at: f64, ending: u32) -> *const f64 {
     let stream = STREAMS.with_borrow_mut(|streams| streams.get_mut(handle as usize).and_then(Option::take));
     let Some(stream) = stream else { return core::ptr::null() };
     let report = stream.end(at, ending);
-    LAST_TEXT.with_borrow_mut(|texts| {
-        texts[0] = report.model.clone().unwrap_or_default();
-        texts[1] = report.finish_reason.clone().unwrap_or_default();
-    });
-    LAST_NUMBERS.with_borrow_mut(|numbers| {
+    let numbers = LAST_NUMBERS.with_borrow_mut(|numbers| {
         *numbers = report_layout::numbers(&report);
         numbers.as_ptr()
-    })
+    });
+    LAST_TEXT.with_borrow_mut(|texts| *texts = [report.model.unwrap_or_default(), report.finish_reason.unwrap_or_default()]);
+    numbers
 }
 
 /// Copies a text of the last closed report, UTF-8, to the start of the buffer and returns its length:

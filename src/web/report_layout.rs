@@ -2,51 +2,61 @@
 //! [`fields`]. That function is the one definition of the layout: `js/lib/report-fields.js`, from which
 //! the JavaScript rebuilds the object, is generated from it (`tests/report_fields.rs` checks that the
 //! file is current and rewrites it on request). Null is NaN, booleans are 0 or 1, a choice is the index
-//! of its name.
+//! of its name, and the cadence, last, is its number of points and then [`MAX_POINTS`] `[x, y]` pairs.
 //!
 //! The names only reach the generated file: the wasm build ignores them, so they cost it nothing.
 
 use crate::decode::Format;
+use crate::metrics::cadence::MAX_POINTS;
 use crate::metrics::report::{DelayQuantiles, GapQuantiles, RenderSource, Report, Status, TokenSource};
 use crate::metrics::stalls::Stalls;
 
-/// Number of values [`numbers`] returns.
-pub const LEN: usize = 40;
+/// Number of values [`numbers`] returns: one per field, and the cadence's.
+pub const LEN: usize = 41 + 2 * MAX_POINTS;
 
 /// One field's value.
 #[derive(Clone, Copy)]
-pub enum Slot {
+pub enum Slot<'a> {
     /// A number, or null.
     Number(Option<f64>),
     Bool(bool),
     /// The index of a name among those `names` gives for 0, 1, ... (until `None`), or null.
     Choice(Option<usize>, fn(usize) -> Option<&'static str>),
-}
-
-impl Slot {
-    fn number(self) -> f64 {
-        match self {
-            Slot::Number(value) => value.unwrap_or(f64::NAN),
-            Slot::Bool(value) => f64::from(u8::from(value)),
-            Slot::Choice(index, _) => index.map_or(f64::NAN, |i| i as f64),
-        }
-    }
+    /// At most [`MAX_POINTS`] `[x, y]` pairs: their count, then `2 × MAX_POINTS` numbers.
+    Points(&'a [[u32; 2]]),
 }
 
 /// The report's numbers in layout order. O(1).
 pub fn numbers(r: &Report) -> [f64; LEN] {
     let mut out = [f64::NAN; LEN];
     let mut i = 0;
+    let mut points: &[[u32; 2]] = &[];
+    // Kept small, so that it is inlined at each field and the wasm build drops the names: the points,
+    // which go last, are written after.
     fields(r, &mut |_, slot| {
-        out[i] = slot.number();
+        out[i] = match slot {
+            Slot::Number(value) => value.unwrap_or(f64::NAN),
+            Slot::Bool(value) => f64::from(u8::from(value)),
+            Slot::Choice(index, _) => index.map_or(f64::NAN, |i| i as f64),
+            Slot::Points(all) => {
+                points = all;
+                f64::NAN
+            }
+        };
         i += 1;
     });
+    const AT: usize = LEN - 2 * MAX_POINTS;
+    out[AT - 1] = points.len().min(MAX_POINTS) as f64;
+    for (k, &[x, y]) in points.iter().take(MAX_POINTS).enumerate() {
+        out[AT + 2 * k] = f64::from(x);
+        out[AT + 2 * k + 1] = f64::from(y);
+    }
     out
 }
 
 /// Hands each field of `r` to `field`, in layout order, with its name in the JavaScript report. A dotted
 /// name is a member of a nested object, which is null as a whole when its first member is.
-pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
+pub fn fields<'a>(r: &'a Report, field: &mut impl FnMut(&'static str, Slot<'a>)) {
     let number = |value: Option<f64>| Slot::Number(value);
     let count = |value: u64| Slot::Number(Some(value as f64));
     field("format", choice(r.format));
@@ -85,6 +95,7 @@ pub fn fields(r: &Report, field: &mut impl FnMut(&'static str, Slot)) {
     field("anomalies.unterminatedLast", Slot::Bool(r.anomalies.unterminated_last));
     field("def", number(Some(f64::from(r.def))));
     field("clockMs", number(Some(r.clock_ms)));
+    field("cadence", Slot::Points(&r.cadence));
 }
 
 /// An enumeration laid out as the index of its name.
@@ -107,12 +118,12 @@ macro_rules! choices {
 choices!(Format, Status, RenderSource, TokenSource);
 
 /// The slot of `value`: its index among `T::ALL`, with their names for the generated table.
-fn choice<T: Choice>(value: Option<T>) -> Slot {
+fn choice<T: Choice>(value: Option<T>) -> Slot<'static> {
     Slot::Choice(value.and_then(|v| T::ALL.iter().position(|&x| x == v)), |i| T::ALL.get(i).map(|&t| t.name()))
 }
 
 /// The four fields of a set of gap quantiles: p50, p90, p99, max.
-fn gaps(names: [&'static str; 4], quantiles: Option<GapQuantiles>, field: &mut impl FnMut(&'static str, Slot)) {
+fn gaps<'a>(names: [&'static str; 4], quantiles: Option<GapQuantiles>, field: &mut impl FnMut(&'static str, Slot<'a>)) {
     let values = quantiles.map(|g| [g.p50, g.p90, g.p99, g.max]);
     for (i, name) in names.into_iter().enumerate() {
         field(name, Slot::Number(values.map(|v| v[i])));

@@ -60,6 +60,9 @@ test("the bounds the meter keeps records within are the schema's, every one of t
   assert.deepEqual([...LENGTHS].sort(), [...lengths].sort());
   assert.match(schema.$defs.record.properties.startedAt.description, /within the 30 days before its clock and at most 1 hour after it/);
   assert.ok(MAX_AGE_MS < 30 * 24 * 3_600_000 && MAX_AHEAD_MS <= 3_600_000);
+  // The cadence's bounds: withinBounds checks the sizes (tested below); the core makes the rest so.
+  const cadence = schema.$defs.record.properties.cadence;
+  assert.deepEqual([cadence.maxItems, cadence.items.maxItems, cadence.items.items.type, cadence.items.items.maximum], [32, 2, 'integer', 3_600_000]);
 });
 
 test('withinBounds: each bound, null, the clock window', () => {
@@ -77,10 +80,12 @@ test('withinBounds: each bound, null, the clock window', () => {
     ['stalls', { count: -1, count1000: 0, longestMs: 0, totalMs: 0 }], ['tokensPerSecond', 2e6], ['httpStatus', 1000], ['cores', 0], ['def', 0],
     ['model', 'm'.repeat(257)], ['id', '😀'.repeat(129)], ['connection', 'c'.repeat(33)], ['url', `https://a.example/${'p'.repeat(2048)}`],
     ['startedAt', now - MAX_AGE_MS - 1], ['startedAt', now + MAX_AHEAD_MS + 1], ['ttfbMs', '1'],
+    ['cadence', [[5, 1], [3_600_001, 2]]], ['cadence', [[5, 3_600_001]]],
   ];
   for (const [field, value] of outside) assert.equal(withinBounds({ ...record, [field]: value }, now), false, `${field}: ${JSON.stringify(value).slice(0, 40)}`);
   // At the bounds, in code points (a four-byte character is two UTF-16 units, one character).
-  const inside = [['id', '😀'.repeat(128)], ['model', 'é'.repeat(256)], ['startedAt', now - MAX_AGE_MS], ['startedAt', now + MAX_AHEAD_MS], ['cores', 4096], ['deviceMemoryGb', 0.25]];
+  const inside = [['id', '😀'.repeat(128)], ['model', 'é'.repeat(256)], ['startedAt', now - MAX_AGE_MS], ['startedAt', now + MAX_AHEAD_MS], ['cores', 4096], ['deviceMemoryGb', 0.25],
+    ['cadence', []], ['cadence', null], ['cadence', Array.from({ length: 32 }, (_, i) => [3_600_000 - 31 + i, i])]];
   for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now), field);
 });
 

@@ -24,7 +24,7 @@ test('a timed replay gives the hand-computed report, field by field', async () =
   const want = timed.expected;
   const exact = ['model', 'format', 'status', 'httpStatus', 'renderSource', 'finishReason', 'outputTokens', 'tokenSource',
     'reasoningTokens', 'outputEvents', 'outputEventsByKind', 'stalls', 'hidden', 'clockMs', 'def', 'anomalies', 'ttfbMs', 'ttftMs',
-    'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'durationMs'];
+    'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'durationMs', 'cadence'];
   for (const key of exact) assert.deepEqual(report[key], want[key], key);
   assertClose(report.tokensPerSecond, want.tokensPerSecond, 1e-12, 'tokensPerSecond');
   assertClose(report.jitterMs, want.jitterMs, 1e-12, 'jitterMs');
@@ -39,7 +39,7 @@ test('a timed replay gives the hand-computed report, field by field', async () =
   assert.equal(report.variant, 'B');
   const fields = ['id', 'startedAt', 'model', 'scenario', 'variant', 'format', 'status', 'httpStatus', 'renderSource', 'ttfbMs',
     'ttftMs', 'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'tokensPerSecond', 'outputTokens', 'tokenSource',
-    'reasoningTokens', 'outputEvents', 'gaps', 'arrivalGaps', 'jitterMs', 'stalls', 'renderDelay', 'durationMs', 'hidden', 'clockMs', 'def'];
+    'reasoningTokens', 'outputEvents', 'gaps', 'arrivalGaps', 'jitterMs', 'stalls', 'renderDelay', 'durationMs', 'cadence', 'hidden', 'clockMs', 'def'];
   for (const field of fields) assert.ok(field in report, `report has ${field}`);
 });
 

@@ -62,5 +62,7 @@ export function withinBounds(record, nowMs) {
     if (!fits(path, inner ? record[field]?.[inner] : record[field])) return false;
   }
   for (const field of LENGTHS.keys()) if (!fits(field, record[field])) return false;
+  // The core makes at most 32 whole, non-decreasing points: only their size can be out of bounds.
+  if (record.cadence?.some(([ms, tokens]) => ms > HOUR_MS || tokens > HOUR_MS)) return false;
   return record.startedAt >= nowMs - MAX_AGE_MS && record.startedAt <= nowMs + MAX_AHEAD_MS;
 }
