@@ -326,6 +326,10 @@ fn streamed(rng: &mut Rng, model: &Model, status: &str, prompt_factor: f64, medi
     let multi = |v: Value| if tokens >= 2 { v } else { Value::Null };
     // A hidden tab paints nothing: the render values are null, the arrival ones remain.
     let render = |v: Value| if hidden { Value::Null } else { v };
+    // First and last output and the halfway token, on the render timeline (arrival when hidden).
+    let first = if hidden { ttft_arrival } else { ttft_arrival + render_delay };
+    let ms = |at: f64| at.round().min(3_600_000.0) as u32;
+    let cadence = json!([[ms(first), 1], [ms((first + duration) / 2.0), (tokens + 1) / 2], [ms(duration), tokens]]);
     json!({
         "renderSource": render(json!("dom")),
         "ttftMs": render(json!(ttft_arrival + render_delay)), "ttftArrivalMs": ttft_arrival, "ttfoMs": ttft_arrival,
@@ -340,6 +344,7 @@ fn streamed(rng: &mut Rng, model: &Model, status: &str, prompt_factor: f64, medi
         "durationMs": duration, "hidden": hidden,
         "finishReason": if status == "ok" { json!(if tokens >= 4000 { "length" } else { "stop" }) } else { Value::Null },
         "anomalies": { "malformedEvents": 0, "oversizeDropped": 0, "unterminatedLast": status == "incomplete" },
+        "cadence": cadence,
     })
 }
 
@@ -350,7 +355,7 @@ fn refused(ttfb: f64) -> Value {
         "tokensPerSecond": null, "outputTokens": 0, "tokenSource": "estimate", "reasoningTokens": 0, "outputEvents": 0,
         "outputEventsByKind": { "answer": 0, "reasoning": 0, "tool": 0 }, "gaps": null, "arrivalGaps": null, "jitterMs": null,
         "stalls": null, "renderDelay": null, "durationMs": ttfb, "hidden": false, "finishReason": null,
-        "anomalies": { "malformedEvents": 0, "oversizeDropped": 0, "unterminatedLast": false },
+        "anomalies": { "malformedEvents": 0, "oversizeDropped": 0, "unterminatedLast": false }, "cadence": [],
     })
 }
 

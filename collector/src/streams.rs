@@ -13,8 +13,9 @@
 //! Answer: `{ "def": 1, "from", "to", "sort", "order", "streams": [ { "id", "startedAt", "model",
 //! "scenario", "variant", "appVersion", "connection", "status", "httpStatus", "ttftMs",
 //! "ttftArrivalMs", "tpotMs", "tpotArrivalMs", "outputTokens", "gapP90Ms", "stalls", "renderDelay",
-//! "durationMs", "hidden", "finishReason" } ] }`, with the record's own names and values (`stalls`
-//! is `{ "count", "longestMs", "totalMs" }` or null, `renderDelay` `{ "p50", "p90" }` or null).
+//! "durationMs", "hidden", "finishReason", "cadence" } ] }`, with the record's own names and values
+//! (`stalls` is `{ "count", "longestMs", "totalMs" }` or null, `renderDelay` `{ "p50", "p90" }` or
+//! null, `cadence` the record's `[[ms, tokens], ...]`, or null for a record sent without one).
 //!
 //! Cost: the database reads every record of the window and sorts, O(records in the window) time; its
 //! sorter keeps the first `limit` rows of each block it reads (SQLite: `limit` in all), and with
@@ -108,7 +109,7 @@ impl Order {
 /// The columns a [`Stream`] is read from, in its fields' order.
 pub const COLUMNS: &str = "id, started_at, model, scenario, variant, app_version, connection, status, http_status, \
      ttft_ms, ttft_arrival_ms, tpot_ms, tpot_arrival_ms, output_tokens, gap_p90_ms, stall_count, stall_longest_ms, \
-     stall_total_ms, render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason";
+     stall_total_ms, render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, cadence";
 
 /// One stored stream, as [`COLUMNS`] reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +133,7 @@ pub struct Stream {
     pub duration_ms: Option<f64>,
     pub hidden: bool,
     pub finish_reason: Option<String>,
+    pub cadence: Option<Vec<[u32; 2]>>,
 }
 
 impl Stream {
@@ -145,7 +147,7 @@ impl Stream {
             "status": self.status, "httpStatus": self.http_status,
             "ttftMs": self.ttft_ms, "ttftArrivalMs": self.ttft_arrival_ms, "tpotMs": self.tpot_ms, "tpotArrivalMs": self.tpot_arrival_ms,
             "outputTokens": self.output_tokens, "gapP90Ms": self.gap_p90_ms, "stalls": stalls, "renderDelay": render_delay,
-            "durationMs": self.duration_ms, "hidden": self.hidden, "finishReason": self.finish_reason,
+            "durationMs": self.duration_ms, "hidden": self.hidden, "finishReason": self.finish_reason, "cadence": self.cadence,
         })
     }
 }

@@ -7,9 +7,10 @@
 //! Everything the schema says is checked: required fields, no field it does not name (at every
 //! level), types (`integer` means a JSON number without a fractional part), `null` where allowed,
 //! enums, `const`, minimums and maximums, string lengths (in characters, as JSON Schema counts them)
-//! and the url pattern. One rule is beyond JSON Schema, as it needs the collector's clock: `startedAt`
-//! and `sentAt` must lie within [`MAX_AGE_MS`] (30 days) before `now_ms` and [`MAX_AHEAD_MS`]
-//! (1 hour) after it; the schema's descriptions of both fields say so.
+//! and the url pattern. Two rules are beyond JSON Schema: `startedAt` and `sentAt` must lie within
+//! [`MAX_AGE_MS`] (30 days) before `now_ms` (the collector's clock) and [`MAX_AHEAD_MS`] (1 hour)
+//! after it, and neither number of a `cadence` point may be less than the point before's; the
+//! schema's descriptions of those fields say so.
 //!
 //! The first problem found is reported with the path of the field (`records[3].ttftMs`) so a sender
 //! can fix it: the fields of an object in the order of the schema's `required` list, then any field
@@ -81,6 +82,9 @@ pub struct Record {
     pub finish_reason: Option<String>,
     /// `None` from packages that predate the field.
     pub clock_ms: Option<f64>,
+    /// `[ms since start, tokens shown]` points; `None` from packages that predate the field, empty
+    /// when no output arrived.
+    pub cadence: Option<Vec<[u32; 2]>>,
     pub def: i64,
     pub connection: Option<String>,
     pub rtt_ms: Option<f64>,
@@ -139,6 +143,13 @@ const DEVICE_MEMORY_GB: Range = Range { min: 0.0, max: 1024.0, meaning: "GiB of 
 const CORES: Range = Range { min: 1.0, max: 4096.0, meaning: "logical cores" };
 /// From a microsecond to a second: browsers step their clocks by 100 ms at the coarsest.
 const CLOCK_STEP: Range = Range { min: 0.001, max: 1000.0, meaning: "the step of a clock in ms" };
+/// The two numbers of a cadence point, in order (whole numbers: they fit a `u32`).
+const CADENCE_POINT: [Range; 2] = [
+    Range { min: 0.0, max: 3_600_000.0, meaning: "ms since the stream's start, up to 1 hour" },
+    Range { min: 0.0, max: 3_600_000.0, meaning: "tokens shown, up to 3.6 million" },
+];
+/// The most points a cadence holds (the meter's `MAX_POINTS`, `src/metrics/cadence.rs`).
+const CADENCE_POINTS: usize = 32;
 
 /// Checks a parsed JSON value as an envelope, `now_ms` being the collector's clock (epoch ms; any
 /// value is safe). O(size of the value): each field is read once, and the search for a field the
@@ -258,6 +269,7 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
     anomalies.boolean("unterminatedLast")?;
     anomalies.no_other_fields()?;
     let clock_ms = o.optional_number("clockMs", &CLOCK_STEP)?;
+    let cadence = o.optional_cadence("cadence")?;
     let def = o.integer("def", &DEFINITION)?;
     let connection = o.nullable_string("connection", CONNECTION_CHARS)?;
     let rtt_ms = o.nullable_number("rttMs", &DURATION)?;
@@ -304,6 +316,7 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
         hidden,
         finish_reason,
         clock_ms,
+        cadence,
         def,
         connection,
         rtt_ms,
@@ -388,6 +401,40 @@ impl<'a> Obj<'a> {
             return Ok(None);
         }
         self.number(key, range).map(Some)
+    }
+
+    /// At most [`CADENCE_POINTS`] points `[ms, tokens]` of whole numbers within [`CADENCE_POINT`],
+    /// neither number less than the point before's, or `None` when the field is absent (`null` is
+    /// refused: the schema allows an array only). The schema's own rules are checked on every point
+    /// before the order, so a value the schema refuses is named for that. O(points), at most 32.
+    fn optional_cadence(&mut self, key: &'static str) -> Result<Option<Vec<[u32; 2]>>, Invalid> {
+        if !self.map.contains_key(key) {
+            return Ok(None);
+        }
+        let v = self.get(key)?;
+        let items = v.as_array().ok_or_else(|| self.wrong(key, "an array of [ms, tokens] points", v))?;
+        if items.len() > CADENCE_POINTS {
+            return Err(self.invalid(key, format!("must hold at most {CADENCE_POINTS} points, got {}", items.len())));
+        }
+        let mut points = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{key}[{i}]");
+            let pair = item.as_array().filter(|pair| pair.len() == 2);
+            let pair = pair.ok_or_else(|| self.invalid(&at, format!("expected a point [ms, tokens] (two numbers), got {}", show(item))))?;
+            let mut point = [0; 2];
+            for (k, (n, range)) in pair.iter().zip(&CADENCE_POINT).enumerate() {
+                point[k] = self.integer_in(&format!("{at}[{k}]"), n, range, "an integer")? as u32;
+            }
+            points.push(point);
+        }
+        for (i, pair) in points.windows(2).enumerate() {
+            if let Some(k) = (0..2).find(|&k| pair[1][k] < pair[0][k]) {
+                let (what, before, got) = (["ms", "tokens shown"][k], pair[0][k], pair[1][k]);
+                let problem = format!("must not be less than the point before's ({before}): {what} never decrease, got {got}");
+                return Err(self.invalid(&format!("{key}[{}][{k}]", i + 1), problem));
+            }
+        }
+        Ok(Some(points))
     }
 
     /// An integer within `range` (whose bounds are integers far below 2^53, so the cast is exact).

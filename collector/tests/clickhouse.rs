@@ -312,6 +312,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     r["hidden"] = json!(true);
     r["finishReason"] = json!(HOSTILE[0]);
     r["clockMs"] = json!(0.02);
+    r["cadence"] = json!([[38, 39], [40, 41]]);
     r["url"] = Value::Null;
     let mut env = envelope(vec![r]);
     env["sampleRate"] = json!(0.25);
@@ -471,24 +472,32 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     let Some((url, db)) = fresh_database("an_older_records_table_gets_the_added_columns_if_the_store_made_it") else { return };
     let before = validate::envelope(&envelope(vec![record("before")]), now_ms()).unwrap();
     ClickHouseStore::open(&url, &db).unwrap().insert_batch(&before, 0).unwrap();
+    backend::clickhouse("ALTER TABLE records DROP COLUMN cadence", Some(&db));
     backend::clickhouse("ALTER TABLE records DROP COLUMN clock_ms", Some(&db));
+    // What the older collector made: a view whose `*` was expanded without them.
+    backend::clickhouse("DROP TABLE unique_records", Some(&db));
+    backend::clickhouse("CREATE VIEW unique_records AS SELECT * FROM records WHERE (id, copy) NOT IN (SELECT id, copy FROM duplicates)", Some(&db));
     let mut r = record("after");
     r["clockMs"] = json!(0.1);
-    let mut env = envelope(vec![r]);
+    r["cadence"] = json!([[5, 1], [9, 3]]);
+    let mut env = envelope(vec![r, record("empty")]);
+    env["records"][1]["cadence"] = json!([]);
     env["batchId"] = json!("b-2");
     ClickHouseStore::open(&url, &db).unwrap().insert_batch(&validate::envelope(&env, now_ms()).unwrap(), 0).unwrap();
-    let stored = backend::clickhouse("SELECT id, clock_ms FROM records ORDER BY id FORMAT CSV", Some(&db));
-    assert_eq!(stored, "\"after\",0.1\n\"before\",\\N\n");
-    let columns = |db: &str| backend::clickhouse(&format!("SELECT name FROM system.columns WHERE database = '{db}' AND table = 'records' FORMAT CSV"), None);
+    let stored = backend::clickhouse("SELECT id, clock_ms, cadence FROM unique_records ORDER BY id FORMAT CSV", Some(&db));
+    assert_eq!(stored, "\"after\",0.1,\"[[5,1],[9,3]]\"\n\"before\",\\N,\\N\n\"empty\",0.005,\"[]\"\n");
+    let columns = |db: &str, table: &str| backend::clickhouse(&format!("SELECT name FROM system.columns WHERE database = '{db}' AND table = '{table}' FORMAT CSV"), None);
     let Some((url, new)) = fresh_database("an_older_records_table_gets_the_added_columns_if_the_store_made_it") else { return };
     drop(ClickHouseStore::open(&url, &new).unwrap());
-    assert_eq!(columns(&db), columns(&new), "the added column in its place");
+    for table in ["records", "unique_records"] {
+        assert_eq!(columns(&db, table), columns(&new, table), "{table}: the added columns in their place");
+    }
     // A records table the store did not make (a cluster's Distributed one, say) is its operator's to alter.
     let Some((url, db)) = fresh_database("an_older_records_table_gets_the_added_columns_if_the_store_made_it") else { return };
     backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
     backend::clickhouse("CREATE TABLE records (id String) ENGINE = Log", Some(&db));
     let err = ClickHouseStore::open(&url, &db).err().unwrap();
-    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
+    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms, cadence of this collector") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
 }
 
 #[test]

@@ -10,10 +10,10 @@
 //! A bound in the validator that the schema lacks shows too: every number is also tried at ±1.7e308
 //! and every string at 100,000 characters. Then random changes (`mutate`) to valid envelopes.
 //!
-//! One rule is not JSON Schema's, as it needs a clock: `startedAt` and `sentAt` within 30 days before
-//! the collector's clock and 1 hour after it. The walk sets the clock to each time it tries (so only
-//! the schema's own range decides), and the window is checked on its own, against the words of the
-//! schema's descriptions.
+//! Two rules are not JSON Schema's. `startedAt` and `sentAt` within 30 days before the collector's
+//! clock and 1 hour after it: the walk sets the clock to each time it tries (so only the schema's own
+//! range decides). And a `cadence` never decreasing: cases with a decreasing one are left out. Both
+//! rules are checked on their own, against the words of the schema's descriptions.
 
 mod common;
 mod mutate;
@@ -88,6 +88,20 @@ fn names_within(named: Option<&str>, changed: Option<&str>) -> bool {
         (Some(named), Some(changed)) => named == changed || named.strip_prefix(changed).is_some_and(|rest| rest.starts_with(['.', '['])),
         (named, changed) => named == changed,
     }
+}
+
+/// Whether a record of `body` has a cadence of number pairs that decreases somewhere: the order rule
+/// may then decide where the schema accepts (`the_cadence_order_is_the_one_the_schema_describes`).
+fn cadence_decreases(body: &Value) -> bool {
+    body["records"].as_array().into_iter().flatten().any(|r| {
+        let Some(points) = r["cadence"].as_array() else { return false };
+        let pair = |p: &Value| match p.as_array().map(Vec::as_slice) {
+            Some([ms, tokens]) => Some([ms.as_f64()?, tokens.as_f64()?]),
+            _ => None,
+        };
+        let pairs: Option<Vec<[f64; 2]>> = points.iter().map(pair).collect();
+        pairs.is_some_and(|p| p.windows(2).any(|w| w[1][0] < w[0][0] || w[1][1] < w[0][1]))
+    })
 }
 
 /// `v` as JSON, cut short for a message.
@@ -284,9 +298,13 @@ fn the_validator_and_the_schema_agree_on_every_bound_type_enum_and_field() {
     cases.push(Case { what: "a valid envelope".into(), body: valid_envelope(NOW, 2), now_ms: NOW, field: None });
     walk(&schema, &schema, Vec::new(), &mut cases);
     // The walk reached every level: the nested objects of a record and their fields.
-    for field in ["records[1].stalls.totalMs", "records[1].gaps.max", "records[1].anomalies.unterminatedLast", "records[1].outputEventsByKind.tool", "sampleRate"] {
+    let nested = ["records[1].stalls.totalMs", "records[1].gaps.max", "records[1].anomalies.unterminatedLast", "records[1].outputEventsByKind.tool", "records[1].cadence[1][1]"];
+    for field in nested.into_iter().chain(["sampleRate"]) {
         assert!(cases.iter().any(|c| c.field.as_deref() == Some(field)), "no case for {field}");
     }
+    let walked = cases.len();
+    cases.retain(|c| !cadence_decreases(&c.body));
+    assert!(walked - cases.len() < 40, "{} cases left to the cadence order test", walked - cases.len());
     assert!(cases.len() > 1500, "{} cases", cases.len());
     assert_agree(&cases);
 }
@@ -296,7 +314,7 @@ fn random_changes_to_valid_envelopes_get_the_same_verdict_from_both() {
     let base = valid_envelope(NOW, 3);
     let mut rng = Rng::new(20_261_203);
     let window = (NOW - MAX_AGE_MS) as f64..=(NOW + MAX_AHEAD_MS) as f64;
-    let (mut cases, mut window_decides) = (Vec::new(), 0);
+    let (mut cases, mut window_decides, mut order_decides) = (Vec::new(), 0, 0);
     while cases.len() < 3000 {
         let body = mutate(&base, &mut rng, NOW);
         // A time the schema allows but the clock window does not: the window test's business.
@@ -305,10 +323,15 @@ fn random_changes_to_valid_envelopes_get_the_same_verdict_from_both() {
             window_decides += 1;
             continue;
         }
+        if cadence_decreases(&body) {
+            order_decides += 1;
+            continue;
+        }
         let field = envelope(&body, NOW).err().and_then(|e| e.field);
         cases.push(Case { what: short(&body), body, now_ms: NOW, field });
     }
     assert!(window_decides < 300, "{window_decides} cases left to the window test");
+    assert!(order_decides < 300, "{order_decides} cases left to the cadence order test");
     let refused = cases.iter().filter(|c| envelope(&c.body, NOW).is_err()).count();
     assert!((300..2900).contains(&refused), "{refused} of {} refused: the changes should give both verdicts", cases.len());
     assert_agree(&cases);
@@ -360,6 +383,38 @@ fn the_clock_window_is_the_one_the_schema_describes() {
     assert!(envelope(&valid_envelope(LATEST_EPOCH_MS as i64, 1), LATEST_EPOCH_MS as i64).is_ok());
 }
 
+#[test]
+fn the_cadence_order_is_the_one_the_schema_describes() {
+    let description = &schema()["$defs"]["record"]["properties"]["cadence"]["description"];
+    assert!(description.as_str().unwrap().contains("never decrease from one point to the next (the collector checks that too)"), "{description}");
+    let cases = [
+        (json!([[420, 1], [420, 1], [900, 1], [900, 7]]), None),
+        (json!([[0, 0], [3_600_000, 3_600_000]]), None),
+        (json!([[420, 1], [419, 2]]), Some("records[1].cadence[1][0]")),
+        (json!([[420, 2], [500, 1]]), Some("records[1].cadence[1][1]")),
+        (json!([[0, 0], [10, 10], [5, 5]]), Some("records[1].cadence[2][0]")),
+    ];
+    let bodies: Vec<Value> = cases
+        .iter()
+        .map(|(cadence, _)| {
+            let mut body = valid_envelope(NOW, 2);
+            body["records"][1]["cadence"] = cadence.clone();
+            body
+        })
+        .collect();
+    // The schema accepts them all: the order is the collector's rule alone.
+    assert!(schema_verdicts(&bodies.iter().collect::<Vec<_>>()).into_iter().all(|accepts| accepts));
+    for ((cadence, refused), body) in cases.iter().zip(&bodies) {
+        match envelope(body, NOW) {
+            Ok(_) => assert!(refused.is_none(), "{cadence} accepted"),
+            Err(e) => {
+                assert_eq!(e.field.as_deref(), *refused, "{cadence}: {e:?}");
+                assert!(e.problem.contains("never decrease"), "{}", e.problem);
+            }
+        }
+    }
+}
+
 /// What the hardening asks of the contract: a length for every string, a range for every number, no
 /// field beyond those named, every named field required.
 #[test]
@@ -372,7 +427,7 @@ fn every_field_of_the_schema_is_bounded_and_every_object_closed() {
             let mut required: Vec<&str> = node["required"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
             let mut named: Vec<&str> = properties.keys().map(String::as_str).collect();
             // Fields added to version 1 are optional, so that records of packages before them still arrive.
-            let added: &[&str] = if path == ".records[]" { &["clockMs"] } else { &[] };
+            let added: &[&str] = if path == ".records[]" { &["clockMs", "cadence"] } else { &[] };
             named.retain(|name| !added.contains(name));
             required.sort();
             named.sort();

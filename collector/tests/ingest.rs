@@ -31,7 +31,7 @@ fn a_valid_batch_is_stored_with_its_fields_as_columns() {
     assert_eq!(resp.json(), json!({ "accepted": 2, "duplicates": 0 }));
     // As text, so the same check reads either store (see common::backend::scalar).
     let column = |name: &str| server.scalar(&format!("SELECT {name} FROM records WHERE id = 'r1'"));
-    let expected: [(&str, &str); 20] = [
+    let expected: [(&str, &str); 21] = [
         ("model", "gpt-test"),
         ("scenario", "chat"),
         ("variant", "A"),
@@ -49,6 +49,7 @@ fn a_valid_batch_is_stored_with_its_fields_as_columns() {
         ("render_delay_p50_ms", "4"),
         ("stall_total_ms", "0"),
         ("stall_count", "0"),
+        ("cadence", "[[420,1],[2100,60],[4200,120]]"),
         ("def", "1"),
         ("session_id", "s-1"),
         ("sample_rate", "1"),
@@ -152,8 +153,8 @@ fn every_required_field_missing_is_named() {
     }
 }
 
-/// Every property of the schema given a value of a type no property accepts (an array; an object
-/// for `records`), in turn.
+/// Every property of the schema given a value of a type it does not accept (an array; an object for
+/// `records` and `cadence`), in turn.
 #[test]
 fn every_field_of_the_wrong_type_is_named() {
     let server = Server::start(&[]);
@@ -165,7 +166,7 @@ fn every_field_of_the_wrong_type_is_named() {
     }
     for field in schema["$defs"]["record"]["properties"].as_object().unwrap().keys() {
         let mut bad = record("t");
-        bad[field] = json!([1]);
+        bad[field] = if field == "cadence" { json!({}) } else { json!([1]) };
         assert_rejected(&server, &envelope(vec![bad]), Some(&format!("records[0].{field}")), "");
     }
     // Specific type mistakes, with the words of the problem.
@@ -257,6 +258,48 @@ fn ranges_lengths_and_patterns() {
     let resp = server.post_json("/v1/beacons", &envelope(vec![r]));
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert_eq!(server.row_count(), 1);
+}
+
+/// `cadence`: each bound of the schema, and the order it states, refused naming the field, the point
+/// or the number at fault; what is within them stored as sent.
+#[test]
+fn a_bad_cadence_is_refused_naming_the_point() {
+    let server = Server::start(&[]);
+    let many: Vec<Value> = (0..33).map(|i| json!([i * 10, i])).collect();
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (Value::Null, "", "expected an array of [ms, tokens] points, got null"),
+        (json!("[[1, 2]]"), "", "expected an array"),
+        (json!(many), "", "at most 32 points, got 33"),
+        (json!([[0, 0], [3_600_001, 5]]), "[1][0]", "between 0 and 3600000 (ms since the stream's start, up to 1 hour), got 3600001"),
+        (json!([[0, -1]]), "[0][1]", "between 0 and 3600000 (tokens shown, up to 3.6 million), got -1"),
+        (json!([[0, 1e300]]), "[0][1]", "between 0 and 3600000"),
+        (json!([[420.5, 1]]), "[0][0]", "expected an integer, got 420.5"),
+        (json!([["420", 1]]), "[0][0]", "expected an integer, got a string"),
+        (json!([[420, 1], [500, 2, 3]]), "[1]", "expected a point [ms, tokens] (two numbers), got [500,2,3]"),
+        (json!([[420]]), "[0]", "expected a point"),
+        (json!([{ "ms": 420, "tokens": 1 }]), "[0]", "expected a point"),
+        (json!([[420, 1], [2100, 60], [2000, 61]]), "[2][0]", "must not be less than the point before's (2100): ms never decrease, got 2000"),
+        (json!([[420, 5], [2100, 4]]), "[1][1]", "must not be less than the point before's (5): tokens shown never decrease, got 4"),
+        // The schema's own rules first: a point it refuses is named for that, not for the order.
+        (json!([[420, 5], [400, "4"]]), "[1][1]", "expected an integer"),
+    ];
+    for (value, at, problem) in cases {
+        let mut bad = record("bad-1");
+        bad["cadence"] = value;
+        assert_rejected(&server, &envelope(vec![record("ok-0"), bad]), Some(&format!("records[1].cadence{at}")), problem);
+    }
+    let full: Vec<Value> = (0..32).map(|i| json!([i * 100_000, i / 2])).collect();
+    for (id, cadence) in [("none", None), ("empty", Some(json!([]))), ("flat", Some(json!([[0, 0], [0, 0], [3_600_000, 3_600_000]]))), ("full", Some(json!(full)))] {
+        let mut r = record(id);
+        match &cadence {
+            Some(points) => r["cadence"] = points.clone(),
+            None => drop(r.as_object_mut().unwrap().remove("cadence")),
+        }
+        let resp = server.post_json("/v1/beacons", &envelope(vec![r]));
+        assert_eq!(resp.status, 200, "{id}: {}", resp.text());
+        let stored = server.scalar(&format!("SELECT cadence FROM records WHERE id = '{id}'"));
+        assert_eq!(stored, cadence.map_or("NULL".into(), |points| points.to_string()), "{id}");
+    }
 }
 
 const HOUR_MS: f64 = 3_600_000.0;

@@ -1,13 +1,14 @@
 //! The SQLite file across collector versions: a version-1 file (records, no rollups) and a version-2
 //! file (rollups without their stream counts) get their rollups built from their records on open;
-//! files of versions 1 to 3 get the `clock_ms` column; a file from a newer collector is refused.
+//! files of versions 1 to 3 get the `clock_ms` column, of versions 1 to 4 the `cadence` column; a file
+//! from a newer collector is refused.
 
 mod common;
 
 use common::{envelope, record, TempDir};
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::Store;
-use llm_ux_collector::{summary, validate};
+use llm_ux_collector::{streams, summary, validate};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -44,7 +45,7 @@ fn reopened_after(path: &Path, sql: &str, window: &llm_ux_collector::params::Win
     let store = SqliteStore::open(path).unwrap();
     assert_eq!(&summary::summary(&store, window).unwrap().to_json(), before);
     let version: i64 = rusqlite::Connection::open(path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 #[test]
@@ -55,7 +56,7 @@ fn a_version_1_file_gets_its_rollups_built_from_its_records() {
     let before = store_records_and_summarize(&path, &window);
     assert_eq!(before["groups"].as_array().unwrap().len(), 6);
     // What a version-1 collector left: the same records, no rollups table.
-    reopened_after(&path, "DROP TABLE rollups; ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 1;", &window, &before);
+    reopened_after(&path, "DROP TABLE rollups; ALTER TABLE records DROP COLUMN clock_ms; ALTER TABLE records DROP COLUMN cadence; PRAGMA user_version = 1;", &window, &before);
 }
 
 #[test]
@@ -66,7 +67,7 @@ fn a_version_2_file_gets_its_rollups_rebuilt_with_their_stream_counts() {
     let before = store_records_and_summarize(&path, &window);
     assert_eq!(before["totalGroups"], json!(3));
     // What a version-2 collector left: rollups without the `streams` column (which ranks groups).
-    reopened_after(&path, "ALTER TABLE rollups DROP COLUMN streams; ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 2;", &window, &before);
+    reopened_after(&path, "ALTER TABLE rollups DROP COLUMN streams; ALTER TABLE records DROP COLUMN clock_ms; ALTER TABLE records DROP COLUMN cadence; PRAGMA user_version = 2;", &window, &before);
     let streams: i64 = rusqlite::Connection::open(&path).unwrap().query_row("SELECT sum(streams) FROM rollups WHERE grain = 'd'", [], |r| r.get(0)).unwrap();
     assert_eq!(streams, 400);
 }
@@ -77,10 +78,10 @@ fn a_version_3_file_gets_the_clock_column_and_keeps_its_records() {
     let path = dir.0.join("beacons.db");
     let window = summary::parse(Some("from=1700000000000&to=1700300000000&groupBy=model"), 0).unwrap();
     let before = store_records_and_summarize(&path, &window);
-    reopened_after(&path, "ALTER TABLE records DROP COLUMN clock_ms; PRAGMA user_version = 3;", &window, &before);
+    reopened_after(&path, "ALTER TABLE records DROP COLUMN clock_ms; ALTER TABLE records DROP COLUMN cadence; PRAGMA user_version = 3;", &window, &before);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let (rows, clocks): (i64, i64) = conn.query_row("SELECT count(*), count(clock_ms) FROM records", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
-    assert_eq!((rows, clocks), (400, 0), "records from before the column have no clock step");
+    let (rows, clocks, cadences): (i64, i64, i64) = conn.query_row("SELECT count(*), count(clock_ms), count(cadence) FROM records", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    assert_eq!((rows, clocks, cadences), (400, 0, 0), "records from before the columns have no clock step and no cadence");
     drop(conn);
     let mut r = record("v4-0");
     r["startedAt"] = json!(CLOCK);
@@ -92,11 +93,30 @@ fn a_version_3_file_gets_the_clock_column_and_keeps_its_records() {
 }
 
 #[test]
+fn a_version_4_file_gets_the_cadence_column_and_lists_its_streams_with_null() {
+    let dir = TempDir::new("schema-4");
+    let path = dir.0.join("beacons.db");
+    let window = summary::parse(Some("from=1700000000000&to=1700300000000&groupBy=model"), 0).unwrap();
+    let before = store_records_and_summarize(&path, &window);
+    reopened_after(&path, "ALTER TABLE records DROP COLUMN cadence; PRAGMA user_version = 4;", &window, &before);
+    let mut r = record("v5-0");
+    r["startedAt"] = json!(CLOCK - 1_000);
+    let mut env = envelope(vec![r]);
+    env["sentAt"] = json!(CLOCK);
+    let store = SqliteStore::open(&path).unwrap();
+    store.insert_batch(&validate::envelope(&env, CLOCK).unwrap(), 0).unwrap();
+    let query = streams::parse(Some(&format!("from={}&to={CLOCK}&limit=2", CLOCK - 20_000_000)), 0).unwrap();
+    let listed = streams::streams(&store, &query).unwrap();
+    let cadences: Vec<(&Value, &Value)> = listed["streams"].as_array().unwrap().iter().map(|s| (&s["id"], &s["cadence"])).collect();
+    assert_eq!(cadences, [(&json!("v5-0"), &json!([[420, 1], [2100, 60], [4200, 120]])), (&json!("v1-399"), &Value::Null)], "the newest first");
+}
+
+#[test]
 fn a_file_from_a_newer_collector_is_refused() {
     let dir = TempDir::new("schema-new");
     let path = dir.0.join("beacons.db");
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 9;").unwrap();
     let error = SqliteStore::open(&path).err().expect("refused").to_string();
-    assert!(error.contains("schema version 9, newer than this collector's 4"), "{error}");
+    assert!(error.contains("schema version 9, newer than this collector's 5"), "{error}");
 }

@@ -39,6 +39,12 @@ fn dataset() -> Vec<Value> {
         r["hidden"] = json!(pick(20) % 10 == 0);
         r["finishReason"] = if pick(21) % 4 == 0 { Value::Null } else { json!("stop") };
         r["connection"] = if pick(22) % 4 == 0 { Value::Null } else { json!(["4g", "wifi"][(pick(23) % 2) as usize]) };
+        // Sent by packages before the field: listed as null; `[]`: no output arrived.
+        match pick(24) % 5 {
+            0 => drop(r.as_object_mut().unwrap().remove("cadence")),
+            1 => r["cadence"] = json!([]),
+            n => r["cadence"] = json!((0..n * 5).map(|k| [k * pick(25), k * k]).collect::<Vec<_>>()),
+        }
         out.push(r);
     }
     // `from` is in the window; `to` and before `from` are not.
@@ -87,10 +93,10 @@ fn figure(r: &Value, sort: &str) -> Option<f64> {
     }
 }
 
-/// What the answer should list for a record: its own fields, as sent.
+/// What the answer should list for a record: its own fields, as sent (`cadence` null when not sent).
 fn listed(r: &Value) -> Value {
     let stalls = if r["stalls"].is_null() { Value::Null } else { json!({ "count": r["stalls"]["count"], "longestMs": r["stalls"]["longestMs"], "totalMs": r["stalls"]["totalMs"] }) };
-    let mut out = json!({ "stalls": stalls, "gapP90Ms": r["gaps"]["p90"] });
+    let mut out = json!({ "stalls": stalls, "gapP90Ms": r["gaps"]["p90"], "cadence": r["cadence"] });
     for field in [
         "id", "startedAt", "model", "scenario", "variant", "appVersion", "connection", "status", "httpStatus", "ttftMs", "ttftArrivalMs", "tpotMs",
         "tpotArrivalMs", "outputTokens", "renderDelay", "durationMs", "hidden", "finishReason",
@@ -182,6 +188,29 @@ fn filters_and_defaults() {
     assert_listed(&latest, &expected(&records, &[], "startedAt", true, 50), "defaults");
     let empty = server.get("/api/streams?from=0&to=1000").json();
     assert_eq!(empty["streams"], json!([]));
+}
+
+#[test]
+fn each_stream_carries_its_cadence_as_sent_or_null() {
+    let (server, records) = loaded_server();
+    let answer = server.get(&format!("/api/streams?{}&limit=500", window())).json();
+    let streams = answer["streams"].as_array().unwrap();
+    let by_id = |id: &str| streams.iter().find(|s| s["id"] == json!(id)).unwrap_or_else(|| panic!("{id} not listed"));
+    let (mut absent, mut empty, mut points) = (0, 0, 0);
+    for r in records.iter().filter(|r| r["id"].as_str().unwrap().starts_with("s-")) {
+        let cadence = &by_id(r["id"].as_str().unwrap())["cadence"];
+        match r.get("cadence") {
+            None => {
+                assert!(cadence.is_null(), "{}: {cadence}", r["id"]);
+                absent += 1;
+            }
+            Some(sent) => {
+                assert_eq!(cadence, sent, "{}", r["id"]);
+                *if sent.as_array().unwrap().is_empty() { &mut empty } else { &mut points } += 1;
+            }
+        }
+    }
+    assert!(absent > 20 && empty > 20 && points > 100, "{absent} without, {empty} empty, {points} with points");
 }
 
 #[test]

@@ -88,7 +88,7 @@ mod states;
 mod upkeep;
 mod write;
 
-use super::{Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
+use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup, RollupKey, Row};
@@ -156,8 +156,9 @@ fn float(v: f64) -> String {
 impl ClickHouseStore {
     /// Connects to the ClickHouse at `url` (`http://host:port`, see [`client`]), creates `database`,
     /// its tables and views when missing (and the columns added since, in a `records` table made
-    /// before them), marks the duplicate copies a collector killed mid-write may have left (the last
-    /// [`SWEEP_MS`]), and starts the writer and upkeep threads. Fails when ClickHouse
+    /// before them, with `unique_records` made again to show them), marks the duplicate copies a
+    /// collector killed mid-write may have left (the last [`SWEEP_MS`]), and starts the writer and
+    /// upkeep threads. Fails when ClickHouse
     /// does not answer, refuses the schema, the name is not a plain identifier, the database was
     /// made by a collector before rollups moved into ClickHouse, or its `records` lacks an added
     /// column and is not the single-server `MergeTree` (a cluster's tables are altered by their
@@ -180,8 +181,12 @@ impl ClickHouseStore {
         for statement in sql::schema(&db.db) {
             db.query(&statement)?;
         }
-        for column in missing {
+        for column in &missing {
             db.query(&sql::added_column(&db.db, column))?;
+        }
+        if !missing.is_empty() {
+            db.query(&format!("DROP TABLE IF EXISTS {}.unique_records", db.db))?;
+            db.query(&sql::unique_records(&db.db))?;
         }
         let names: Vec<String> = INSERT_SETTINGS.iter().map(|(name, _)| sql::quote(name)).collect();
         let known = db.strings(&format!("SELECT name FROM system.settings WHERE name IN ({})", names.join(", ")))?;
@@ -462,7 +467,7 @@ fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
 }
 
 /// A [`Stream`] from a row of [`streams::COLUMNS`].
-fn stream_of<R: BufRead>(r: &mut Reader<R>) -> Result<Stream, ReadError> {
+fn stream_of<R: BufRead>(r: &mut Reader<R>) -> Result<Stream, StoreError> {
     Ok(Stream {
         id: r.string()?,
         started_at: r.f64()?,
@@ -483,6 +488,7 @@ fn stream_of<R: BufRead>(r: &mut Reader<R>) -> Result<Stream, ReadError> {
         duration_ms: r.opt_f64()?,
         hidden: r.u8()? != 0,
         finish_reason: r.opt_string()?,
+        cadence: r.opt_string()?.as_deref().map(cadence_points).transpose()?,
     })
 }
 

@@ -108,6 +108,19 @@ pub struct Busiest {
     pub total: u64,
 }
 
+/// A cadence as both stores keep it: its JSON text, `[[420,1],[2100,60]]` (at most 577 bytes),
+/// not an array type, because ClickHouse cannot make an array nullable and `[]` (no output) must
+/// stay apart from no cadence at all (NULL: a package before the field). The same text in both
+/// stores, readable by their JSON functions. O(points).
+pub fn cadence_text(points: &[[u32; 2]]) -> String {
+    serde_json::to_string(points).unwrap_or_default()
+}
+
+/// The points of a stored [`cadence_text`]; an error for text that is not one.
+pub fn cadence_points(text: &str) -> Result<Vec<[u32; 2]>, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError(format!("a stored cadence is not [[ms, tokens], ...]: {e}")))
+}
+
 /// A storage failure (the HTTP layer answers 500 or 503 and logs it).
 #[derive(Debug)]
 pub struct StoreError(pub String);

@@ -9,14 +9,14 @@
 //! each other), each held for one read; `ping` has a connection of its own, so `/health` never
 //! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
-use super::{Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
+use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{Type, Value as SqlValue};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,7 +25,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// Reader connections: up to this many reads run at once (more wait for one to be free).
 pub const READERS: usize = 4;
@@ -76,6 +76,8 @@ CREATE TABLE IF NOT EXISTS records (
     hidden              INTEGER NOT NULL,
     finish_reason       TEXT,
     clock_ms            REAL,
+    -- JSON text, as on ClickHouse (store::cadence_text says why); NULL when the record had none.
+    cadence             TEXT,
     rtt_ms              REAL,
     device_memory_gb    REAL,
     cores               INTEGER,
@@ -111,12 +113,12 @@ const INSERT: &str = "INSERT INTO records (
     render_source, browser, ttfb_ms, ttft_ms, ttft_arrival_ms, ttfo_ms, tpot_ms, tpot_arrival_ms, tokens_per_second,
     output_tokens, token_source, reasoning_tokens, output_events, gap_p50_ms, gap_p90_ms, gap_p99_ms, gap_max_ms,
     arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
-    render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, clock_ms, rtt_ms, device_memory_gb,
-    cores, session_id, page_id, batch_id, sample_rate, received_at, raw
+    render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, clock_ms, cadence, rtt_ms,
+    device_memory_gb, cores, session_id, page_id, batch_id, sample_rate, received_at, raw
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,
     ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49,
-    ?50
+    ?50, ?51
 ) ON CONFLICT(id) DO NOTHING";
 
 /// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
@@ -140,8 +142,8 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
     /// A file of schema version 1 or 2 gets its rollups rebuilt from its records (O(records), once),
-    /// one of version 1 to 3 the `clock_ms` column (null in its records); a file of a newer version
-    /// is refused.
+    /// one of version 1 to 3 the `clock_ms` column and one of version 1 to 4 the `cadence` column
+    /// (null in its records); a file of a newer version is refused.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
@@ -166,6 +168,10 @@ impl SqliteStore {
         // Versions before 4 had no `clock_ms` column.
         if (1..4).contains(&version) {
             tx.execute_batch("ALTER TABLE records ADD COLUMN clock_ms REAL;").map_err(err)?;
+        }
+        // Versions before 5 had no `cadence` column.
+        if (1..5).contains(&version) {
+            tx.execute_batch("ALTER TABLE records ADD COLUMN cadence TEXT;").map_err(err)?;
         }
         tx.execute_batch(SCHEMA).map_err(err)?;
         if rebuilding {
@@ -238,8 +244,8 @@ impl Store for SqliteStore {
                         r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
                         r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
                         r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.clock_ms,
-                        r.rtt_ms, r.device_memory_gb, r.cores, batch.session_id, batch.page_id, batch.batch_id, batch.sample_rate,
-                        received_at, r.raw,
+                        r.cadence.as_deref().map(cadence_text), r.rtt_ms, r.device_memory_gb, r.cores, batch.session_id,
+                        batch.page_id, batch.batch_id, batch.sample_rate, received_at, r.raw,
                     ])
                     .map_err(err)?;
                 if inserted == 1 && r.def == DEF {
@@ -370,6 +376,10 @@ fn stream_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
         duration_ms: r.get(20)?,
         hidden: r.get(21)?,
         finish_reason: r.get(22)?,
+        cadence: match r.get_ref(23)?.as_str_or_null()? {
+            Some(text) => Some(cadence_points(text).map_err(|e| rusqlite::Error::FromSqlConversionFailure(23, Type::Text, e.into()))?),
+            None => None,
+        },
     })
 }
 

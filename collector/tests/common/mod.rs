@@ -268,6 +268,7 @@ pub fn record(id: &str) -> Value {
         "finishReason": "stop",
         "anomalies": { "malformedEvents": 0, "oversizeDropped": 0, "unterminatedLast": false },
         "clockMs": 0.005,
+        "cadence": [[420, 1], [2100, 60], [4200, 120]],
         "def": 1,
         "connection": "4g",
         "rttMs": 50,

@@ -98,6 +98,8 @@ pub const RECORD_COLUMNS: &[(&str, &str)] = &[
     ("hidden", "UInt8"),
     ("finish_reason", "Nullable(String)"),
     ("clock_ms", "Nullable(Float64)"),
+    // JSON text, as on SQLite: an array cannot be nullable (`crate::store::cadence_text`).
+    ("cadence", "Nullable(String)"),
     ("rtt_ms", "Nullable(Float64)"),
     ("device_memory_gb", "Nullable(Float64)"),
     ("cores", "Nullable(Int64)"),
@@ -161,8 +163,7 @@ pub fn schema(db: &str) -> Vec<String> {
             copy_columns.join(", ")
         ),
         format!("CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.copies_of_records TO {db}.copies AS SELECT {COPY_COLUMNS} FROM {db}.records"),
-        // For people querying the database: the records each once, as the analytics count them.
-        format!("CREATE VIEW IF NOT EXISTS {db}.unique_records AS SELECT * FROM {db}.records WHERE (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates)"),
+        unique_records(db),
     ];
     // One view per table for the three grains (ARRAY JOIN): one part per insert in each, not three.
     let codes: Vec<String> = Grain::ALL.iter().map(|g| quote(g.code())).collect();
@@ -189,7 +190,7 @@ pub fn schema(db: &str) -> Vec<String> {
 
 /// Columns of `records` added since the first release of this design: [`added_column`] gives each
 /// to a table made before it (null in the rows it has).
-pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms"];
+pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms", "cadence"];
 
 /// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records`, in its place, so the table
 /// has the columns of a new one in the same order (`INSERT ... SELECT *` between them works).
@@ -200,6 +201,12 @@ pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms"];
 pub fn added_column(db: &str, column: &str) -> String {
     let at = RECORD_COLUMNS.iter().position(|(name, _)| *name == column).filter(|&i| i > 0).expect("an added column of records");
     format!("ALTER TABLE {db}.records ADD COLUMN {column} {} AFTER {}", RECORD_COLUMNS[at].1, RECORD_COLUMNS[at - 1].0)
+}
+
+/// The view of the records each once, as the analytics count them, for people querying the database.
+/// Its `*` is expanded when it is created: it is made again once columns are added to `records`.
+pub fn unique_records(db: &str) -> String {
+    format!("CREATE VIEW IF NOT EXISTS {db}.unique_records AS SELECT * FROM {db}.records WHERE (id, copy) NOT IN (SELECT id, copy FROM {db}.duplicates)")
 }
 
 /// The type of a column of `records`.
@@ -282,6 +289,7 @@ mod tests {
     #[test]
     fn added_columns_go_in_their_place() {
         assert_eq!(added_column("db", "clock_ms"), "ALTER TABLE db.records ADD COLUMN clock_ms Nullable(Float64) AFTER finish_reason");
+        assert_eq!(added_column("db", "cadence"), "ALTER TABLE db.records ADD COLUMN cadence Nullable(String) AFTER clock_ms");
         ADDED_RECORD_COLUMNS.iter().for_each(|c| drop(added_column("db", c)));
     }
 

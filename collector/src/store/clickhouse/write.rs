@@ -4,7 +4,7 @@
 use super::rowbinary::{Reader, Writer as Rows};
 use super::{sql, states, Database, QUERY_SETTINGS};
 use crate::rollup::Row;
-use crate::store::{Inserted, StoreError};
+use crate::store::{cadence_text, Inserted, StoreError};
 use crate::validate::{Batch, Record};
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
@@ -227,6 +227,7 @@ fn write_record(w: &mut Rows, r: &Record, copy: u64, batch: &Batch, received_at:
     w.u8(r.hidden.into());
     w.opt_string(r.finish_reason.as_deref());
     w.opt_f64(r.clock_ms);
+    w.opt_string(r.cadence.as_deref().map(cadence_text).as_deref());
     w.opt_f64(r.rtt_ms);
     w.opt_f64(r.device_memory_gb);
     w.opt_i64(r.cores);
