@@ -1,7 +1,8 @@
 // The analytics dashboard, served by the real collector at `/`, in headless Chromium over a few
 // hundred stored records: names from beacons render as text (hostile ones included), the headline
 // tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table
-// lists /api/streams' worst streams, the charts draw, and the empty and error states show. Writes a screenshot to target/dashboard.png.
+// lists /api/streams' worst streams and draws the picked one's cadence, the charts draw, and the empty
+// and error states show. Writes a screenshot to target/dashboard.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -98,6 +99,37 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
   const worstTtft = (await api(`/api/streams?from=${from}&to=${to}&sort=ttftMs&limit=1`)).streams[0];
   assertShows(await page.$eval('#streams tbody tr td:nth-child(6)', (td) => td.textContent), worstTtft.ttftMs, 'ranked by TTFT once picked');
   assert.match(await page.evaluate(() => location.hash), /slowest=ttftMs/, 'the ranking is in the shared link');
+
+  // The stream explorer: the worst stream's cadence first, then the one a click picks.
+  const byTtft = (await api(`/api/streams?from=${from}&to=${to}&sort=ttftMs&limit=20`)).streams;
+  const drawn = () => page.evaluate(() => ({
+    caption: document.querySelector('#cadence-caption').textContent,
+    points: [...document.querySelectorAll('#cadence circle.point title')].map((t) => t.textContent),
+    stalls: document.querySelectorAll('#cadence path.stall').length,
+    ideal: document.querySelectorAll('#cadence path.ideal').length,
+    picked: [...document.querySelectorAll('#streams tbody tr')].findIndex((tr) => tr.getAttribute('aria-selected') === 'true'),
+  }));
+  const expectDrawn = (got, stream, index) => {
+    assert.equal(got.picked, index, 'the picked row is marked');
+    assert.ok(got.caption.endsWith(`stream ${stream.id}`), `the caption names the stream: ${got.caption}`);
+    assert.deepEqual(got.points, stream.cadence.map(([ms, tokens]) => `${ms.toLocaleString('en-US')} ms: ${tokens.toLocaleString('en-US')} tokens`), 'one dot per point of the API\'s cadence');
+    assert.equal(got.stalls, stream.stalls.count, 'a red stretch per stall, none on the steady stretches');
+    assert.equal(got.ideal, 1, 'the steady stream to compare with');
+  };
+  expectDrawn(await drawn(), byTtft[0], 0);
+  const stalledAt = byTtft.findIndex((s, i) => i > 0 && s.cadence?.length && s.stalls?.count > 0);
+  assert.ok(stalledAt > 0, 'a stalled stream among the worst by TTFT');
+  await page.click(`#streams tbody tr:nth-child(${stalledAt + 1})`);
+  await page.waitForFunction((id) => document.querySelector('#cadence-caption').textContent.endsWith(id), `stream ${byTtft[stalledAt].id}`);
+  const stalled = await drawn();
+  expectDrawn(stalled, byTtft[stalledAt], stalledAt);
+  assert.ok(stalled.stalls >= 1, 'the stall is drawn');
+  const bare = byTtft.findIndex((s) => s.cadence === null);
+  assert.ok(bare >= 0, 'a stream stored without a cadence among them');
+  await page.focus(`#streams tbody tr:nth-child(${bare + 1})`);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /without a cadence/.test(document.querySelector('#cadence').textContent));
+  await page.click(`#streams tbody tr:nth-child(${stalledAt + 1})`);
 
   const charts = await page.evaluate(() => ['ttft', 'tpot', 'rpm', 'throughput', 'tpot-distribution', 'gap-distribution']
     .filter((name) => document.querySelector(`#chart-${name} .uplot canvas`)?.width > 0));
@@ -265,6 +297,11 @@ function records(start, end) {
     const tokens = 20 + Math.floor(random() * 700);
     const stalled = variant === 'B' && random() < 0.2;
     const gapP90 = tpot * (1.4 + random());
+    const duration = ttft + tpot * (tokens - 1) + (stalled ? 900 : 0);
+    // Steady, with the stall halfway; every seventh record comes from a package before the cadence.
+    const half = Math.floor(tokens / 2);
+    const beforeStall = Math.round(ttft + tpot * (half - 1));
+    const cadence = [[Math.round(ttft), 1], [beforeStall, half], stalled && [beforeStall + 900, half + 1], [Math.round(duration), tokens]].filter(Boolean);
     return {
       id: `r-${i}`,
       startedAt: now - 50 * 60_000 + (i / RECORDS) * 49 * 60_000,
@@ -294,7 +331,8 @@ function records(start, end) {
       jitterMs: tpot / 3,
       stalls: stalled ? { count: 1, count1000: 0, longestMs: 900, totalMs: 900 } : { count: 0, count1000: 0, longestMs: 0, totalMs: 0 },
       renderDelay: { p50: 3 + random() * 4, p90: 8 + random() * 8 },
-      durationMs: ttft + tpot * (tokens - 1),
+      durationMs: duration,
+      ...(i % 7 === 3 ? {} : { cadence }),
       hidden: false,
       finishReason: 'stop',
       anomalies: { malformedEvents: 0, oversizeDropped: 0, unterminatedLast: false },

@@ -1,5 +1,7 @@
 // The slowest streams of the current filters, one per row, from /api/streams: the streams behind a bad
-// percentile. Names are beacon strings: they go in as text.
+// percentile. A row picked (click, or Enter) shows its cadence below; the worst is shown first. Names
+// are beacon strings: they go in as text.
+import { renderCadence } from './cadence-chart.js';
 import { byId, el, replaceChildren } from './dom.js';
 import { count, dateTime, hoursMinutes, number } from './format.js';
 
@@ -21,12 +23,26 @@ const COLUMNS = [
   { head: 'render delay', sort: 'renderDelayMs', title: 'median of paint minus arrival', cell: (s) => number(s.renderDelay?.p50), num: true },
 ];
 
-/** Renders the API's `streams`, ranked by `sort` (that column is marked). */
+/** The id of the stream whose cadence is shown, kept while it stays in the table. */
+let picked = null;
+
+/** Renders the API's `streams`, ranked by `sort` (that column is marked), and the picked one's cadence. */
 export function renderStreamsTable(streams, sort) {
+  if (!streams.some((s) => s.id === picked)) picked = streams[0]?.id ?? null;
   const head = el('tr', {}, COLUMNS.map((c) => el('th', { scope: 'col', class: c.num ? 'num' : null, title: c.title, 'aria-sort': c.sort === sort ? 'descending' : null }, c.head)));
-  const rows = streams.map((s) => el('tr', {}, COLUMNS.map((c) => cell(c, s, sort))));
+  const rows = streams.map((s) => {
+    const row = el('tr', { tabindex: 0, 'aria-selected': String(s.id === picked), title: 'show its cadence' }, COLUMNS.map((c) => cell(c, s, sort)));
+    const pick = () => {
+      picked = s.id;
+      renderStreamsTable(streams, sort);
+    };
+    row.addEventListener('click', pick);
+    row.addEventListener('keydown', (e) => e.key === 'Enter' && pick());
+    return row;
+  });
   const empty = streams.length === 0 ? el('tr', {}, el('td', { colspan: COLUMNS.length, class: 'unset' }, 'No stream in this range.')) : null;
   replaceChildren(byId('streams'), el('thead', {}, head), el('tbody', {}, rows, empty));
+  renderCadence(streams.find((s) => s.id === picked));
 }
 
 function cell(column, stream, sort) {
