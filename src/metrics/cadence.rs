@@ -4,7 +4,9 @@
 //! (Visvalingam–Whyatt: the area of the triangle a point makes with its neighbours, an order that does
 //! not depend on the scale of either axis).
 //!
-//! Memory is O([`MAX_POINTS`]); [`Cadence::add`] is amortized O([`MAX_POINTS`]).
+//! Points are thinned in passes that remove the local minima of that order: as the stream runs, when
+//! twice [`MAX_POINTS`] are kept, and at the end, to [`MAX_POINTS`] at most.
+//! Memory is O([`MAX_POINTS`]); [`Cadence::add`] is amortized O(1).
 
 use super::stalls::STALL_MS;
 use alloc::vec::Vec;
@@ -13,7 +15,7 @@ use alloc::vec::Vec;
 pub const MAX_POINTS: usize = 32;
 /// Most bytes the points take in the beacon's JSON, `[ms,tokens]` each with its separating comma.
 pub const MAX_JSON_BYTES: usize = 384;
-/// Points kept between reductions: reducing only when twice the goal amortizes its scans.
+/// Points kept between thinnings.
 const CAPACITY: usize = 2 * MAX_POINTS;
 
 #[derive(Clone, Copy, Debug)]
@@ -21,8 +23,10 @@ struct Point {
     at: f64,
     /// Output events shown by `at`, in all.
     count: f64,
-    /// The longest stall this point borders in the full series (0 when none).
-    stall: f64,
+    /// What removing it would lose: [`STALL_RANK`] plus the longest stall it borders in the full
+    /// series, for good; else its triangle's area ([`area`]) once it has two neighbours. The ends
+    /// always stay.
+    rank: f64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -35,28 +39,32 @@ impl Cadence {
     /// time replaces the first.
     pub fn add(&mut self, at: f64, count: u64) {
         let count = count as f64;
-        let mut stall = 0.0;
+        let mut rank = 0.0;
         if let Some(last) = self.points.last_mut() {
             let gap = at - last.at;
             if gap <= 0.0 {
                 last.count = count;
+                let before = self.points.len().wrapping_sub(2);
+                rerank(&mut self.points, before);
                 return;
             }
             if gap >= STALL_MS {
-                last.stall = last.stall.max(gap);
-                stall = gap;
+                rank = STALL_RANK + gap;
+                last.rank = last.rank.max(rank);
             }
         }
         if self.points.len() == CAPACITY {
-            reduce(&mut self.points, MAX_POINTS - 1);
+            thin(&mut self.points, MAX_POINTS);
         }
-        self.points.push(Point { at, count, stall });
+        self.points.push(Point { at, count, rank });
+        let before = self.points.len().wrapping_sub(2);
+        rerank(&mut self.points, before);
     }
 
     /// Reduces the points to at most [`MAX_POINTS`], taking at most [`MAX_JSON_BYTES`] as JSON (as many
     /// as fit when every point is as long as the last), and
     /// returns them as `[ms since start, output shown]`, the output scaled from events to
-    /// `tokens / events` tokens each, both rounded. Empty when nothing was shown. O([`MAX_POINTS`]²).
+    /// `tokens / events` tokens each, both rounded. Empty when nothing was shown. O([`MAX_POINTS`]) a pass.
     pub fn points(&mut self, start: f64, tokens: u64, events: u64) -> Vec<[u32; 2]> {
         // Without events there are no points to scale. The cast saturates: below 0 is 0.
         let per_event = tokens as f64 / events as f64;
@@ -67,26 +75,46 @@ impl Cadence {
             let [ms, n] = shown(p);
             digits(ms) + digits(n) + 4
         });
-        reduce(&mut self.points, MAX_POINTS.min(MAX_JSON_BYTES / longest));
+        thin(&mut self.points, MAX_POINTS.min(MAX_JSON_BYTES / longest));
         self.points.iter().map(shown).collect()
     }
 }
 
-/// Removes the least important inner point until at most `target` (at least 2) remain.
-/// O(len · removed).
-fn reduce(points: &mut Vec<Point>, target: usize) {
-    while points.len() > target.max(2) {
-        let mut weakest = 1;
-        let mut weakest_rank = f64::INFINITY;
-        for (i, three) in points.windows(3).enumerate() {
-            let rank = rank(three);
-            if rank < weakest_rank {
-                weakest = i + 1;
-                weakest_rank = rank;
+/// Thins the points to at most `most` (at least 2) in passes that each remove every inner point
+/// ranked no higher than either neighbour (a local minimum: never two neighbours in one pass), stall
+/// edges only when nothing else is left to remove, ranking the rest again after each pass. O(len) a
+/// pass; a pass removes at least one point, and about a third of them in a steady stream.
+fn thin(points: &mut Vec<Point>, most: usize) {
+    let mut floor = STALL_RANK;
+    while points.len() > most.max(2) {
+        let (len, mut kept, mut before, mut removed) = (points.len(), 1, f64::INFINITY, false);
+        for i in 1..len {
+            let point = points[i];
+            // The ends stay, and the least inner point is always a local minimum.
+            let after = if i + 2 < len { points[i + 1].rank } else { f64::INFINITY };
+            removed = !removed && i + 1 < len && point.rank < floor && point.rank <= before && point.rank <= after;
+            if !removed {
+                points[kept] = point;
+                kept += 1;
             }
+            before = point.rank;
         }
-        if weakest < points.len() {
-            points.remove(weakest);
+        if kept == len {
+            floor = f64::INFINITY;
+        }
+        points.truncate(kept);
+        for i in 1..kept {
+            rerank(points, i);
+        }
+    }
+}
+
+/// Ranks the point at `i` again from its neighbours, if it has two and borders no stall (any `i` is
+/// safe).
+fn rerank(points: &mut [Point], i: usize) {
+    if let Some([a, b, c]) = points.get_mut(i.wrapping_sub(1)..i.wrapping_add(2)) {
+        if b.rank < STALL_RANK {
+            b.rank = area(*a, *b, *c);
         }
     }
 }
@@ -94,13 +122,8 @@ fn reduce(points: &mut Vec<Point>, target: usize) {
 /// Ranks above any triangle's area (an hour of ms times 10 million events is 3.6e13): stall edges.
 const STALL_RANK: f64 = 1e15;
 
-/// How much the middle of three points matters: stall edges before others, by stall length; others by
-/// the triangle's (doubled) area.
-fn rank(three: &[Point]) -> f64 {
-    let &[a, b, c] = three else { return f64::INFINITY };
-    if b.stall > 0.0 {
-        return STALL_RANK + b.stall;
-    }
+/// The (doubled) area of the triangle `b` makes with its neighbours: what removing it would lose.
+fn area(a: Point, b: Point, c: Point) -> f64 {
     ((b.at - a.at) * (c.count - a.count) - (c.at - a.at) * (b.count - a.count)).abs()
 }
 
