@@ -129,6 +129,7 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
   await page.focus(`#streams tbody tr:nth-child(${bare + 1})`);
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => /without a cadence/.test(document.querySelector('#cadence').textContent));
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-selected')), 'true', 'the keyboard keeps its place on the picked row');
   await page.click(`#streams tbody tr:nth-child(${stalledAt + 1})`);
 
   const charts = await page.evaluate(() => ['ttft', 'tpot', 'rpm', 'throughput', 'tpot-distribution', 'gap-distribution']

@@ -32,9 +32,11 @@ export function renderStreamsTable(streams, sort) {
   const head = el('tr', {}, COLUMNS.map((c) => el('th', { scope: 'col', class: c.num ? 'num' : null, title: c.title, 'aria-sort': c.sort === sort ? 'descending' : null }, c.head)));
   const rows = streams.map((s) => {
     const row = el('tr', { tabindex: 0, 'aria-selected': String(s.id === picked), title: 'show its cadence' }, COLUMNS.map((c) => cell(c, s, sort)));
+    // The mark moves in place: the rows, and the keyboard's focus on them, stay.
     const pick = () => {
       picked = s.id;
-      renderStreamsTable(streams, sort);
+      rows.forEach((r, i) => r.setAttribute('aria-selected', String(streams[i].id === picked)));
+      renderCadence(s);
     };
     row.addEventListener('click', pick);
     row.addEventListener('keydown', (e) => e.key === 'Enter' && pick());
