@@ -417,13 +417,16 @@ impl<'a> Obj<'a> {
             return Err(self.invalid(key, format!("must hold at most {CADENCE_POINTS} points, got {}", items.len())));
         }
         let mut points = Vec::with_capacity(items.len());
+        // Paths are spelled out only for an error: a valid cadence costs no allocation but its own.
         for (i, item) in items.iter().enumerate() {
-            let at = format!("{key}[{i}]");
             let pair = item.as_array().filter(|pair| pair.len() == 2);
-            let pair = pair.ok_or_else(|| self.invalid(&at, format!("expected a point [ms, tokens] (two numbers), got {}", show(item))))?;
+            let pair = pair.ok_or_else(|| self.invalid(&format!("{key}[{i}]"), format!("expected a point [ms, tokens] (two numbers), got {}", show(item))))?;
             let mut point = [0; 2];
             for (k, (n, range)) in pair.iter().zip(&CADENCE_POINT).enumerate() {
-                point[k] = self.integer_in(&format!("{at}[{k}]"), n, range, "an integer")? as u32;
+                point[k] = match n.as_u64() {
+                    Some(whole) if whole as f64 <= range.max => whole as u32,
+                    _ => self.integer_in(&format!("{key}[{i}][{k}]"), n, range, "an integer")? as u32,
+                };
             }
             points.push(point);
         }
