@@ -6,7 +6,7 @@
 //!
 //! Answer: `{ "metric", "a": { "value", "count", "sampled", "median" }, "b": { ... }, "difference":
 //! { "estimate", "ci95": [lo, hi] }, "mannWhitney": { "u", "pValue" }, "stallRate": { "a", "b",
-//! "pValue" }, "goodput": { "a", "b", "pValue" }, "verdict" }`:
+//! "pValue" }, "stopRate": { "a", "b", "pValue" }, "goodput": { "a", "b", "pValue" }, "verdict" }`:
 //! - `count`: the arm's streams with a value of the metric; `median`: their exact median;
 //! - `sampled`: whether the arm has more than [`MAX_ARM_VALUES`] values, in which case its median,
 //!   the difference and the Mann-Whitney test use a uniform random sample of that many of them
@@ -14,8 +14,8 @@
 //! - `difference`: median(b) − median(a), with a 95% interval from the two medians' McKean-Schrader
 //!   standard errors (null below 3 values in an arm);
 //! - `mannWhitney`: U of arm a and the two-sided p-value ([`crate::stats::mann_whitney`]);
-//! - `stallRate`, `goodput`: each arm's share (as in the summary) and a two-proportion z-test;
-//!   goodput is null without an SLO;
+//! - `stallRate`, `stopRate`, `goodput`: each arm's share (as in the summary) and a two-proportion
+//!   z-test; goodput is null without an SLO;
 //! - `verdict`: one line; says so when an arm has fewer than [`MIN_PER_ARM`] values.
 //!
 //! Cost: the arms' metric values are read from the records (exact tests): time O(n) to read them
@@ -120,7 +120,7 @@ fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, Sto
     sorted.sort_by(f64::total_cmp);
     let mut tally = Tally::default();
     // The arm's counts only: its distribution comes from the sampled values.
-    let needs = Needs { per_bucket: false, metrics: [false; 5], joint: JointNeed::goodput(&w.slo) };
+    let needs = Needs { per_bucket: false, metrics: [false; 5], extras: true, joint: JointNeed::goodput(&w.slo) };
     visit_window(store, w.from, w.to, Grain::Day, Selection::filtered(&filters), needs, |_, _, r| tally.add(r, &w.slo))?;
     Ok(Arm { value: value.to_owned(), count: sample.seen, sorted, tally })
 }
@@ -137,8 +137,9 @@ pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError>
     });
     let mw = mann_whitney(&a.sorted, &b.sorted);
     let stall_p = two_proportion(a.tally.rollup.stalled, a.tally.rollup.stall_known, b.tally.rollup.stalled, b.tally.rollup.stall_known);
+    let stop_p = two_proportion(a.tally.rollup.stopped, a.tally.rollup.reached, b.tally.rollup.stopped, b.tally.rollup.reached);
     let goodput_p = if slo.is_empty() { None } else { two_proportion(a.tally.good, a.tally.rollup.count, b.tally.good, b.tally.rollup.count) };
-    let verdict = verdict(q, &a, &b, mw.map(|(_, p)| p), stall_p);
+    let verdict = verdict(q, &a, &b, mw.map(|(_, p)| p), stall_p, stop_p);
     let arm_json = |arm: &Arm, m: Option<f64>| json!({ "value": arm.value, "count": arm.count, "sampled": arm.sampled(), "median": m });
     Ok(json!({
         "metric": q.metric.name(),
@@ -147,12 +148,13 @@ pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError>
         "difference": { "estimate": estimate, "ci95": ci95 },
         "mannWhitney": { "u": mw.map(|(u, _)| u), "pValue": mw.map(|(_, p)| p) },
         "stallRate": { "a": a.tally.rollup.stall_rate(), "b": b.tally.rollup.stall_rate(), "pValue": stall_p },
+        "stopRate": { "a": a.tally.rollup.stop_rate(), "b": b.tally.rollup.stop_rate(), "pValue": stop_p },
         "goodput": { "a": a.tally.goodput(slo), "b": b.tally.goodput(slo), "pValue": goodput_p },
         "verdict": verdict,
     }))
 }
 
-fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f64>) -> String {
+fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f64>, stop_p: Option<f64>) -> String {
     let (metric, dim) = (q.metric.label(), q.dimension.name());
     let (na, nb) = (a.count, b.count);
     if na < MIN_PER_ARM as u64 || nb < MIN_PER_ARM as u64 {
@@ -161,16 +163,18 @@ fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f
     let (Some(ma), Some(mb), Some(p)) = (median(&a.sorted), median(&b.sorted), p) else {
         return "Not enough data to compare.".into();
     };
-    let stalls = match (stall_p, a.tally.rollup.stall_rate(), b.tally.rollup.stall_rate()) {
-        (Some(sp), Some(ra), Some(rb)) if sp < ALPHA => format!(" Stall rates differ: {:.1}% vs {:.1}% ({}).", ra * 100.0, rb * 100.0, p_text(sp)),
+    let differ = |what: &str, p: Option<f64>, ra: Option<f64>, rb: Option<f64>| match (p, ra, rb) {
+        (Some(p), Some(ra), Some(rb)) if p < ALPHA => format!(" {what} differ: {:.1}% vs {:.1}% ({}).", ra * 100.0, rb * 100.0, p_text(p)),
         _ => String::new(),
     };
+    let (ra, rb) = (&a.tally.rollup, &b.tally.rollup);
+    let shares = differ("Stall rates", stall_p, ra.stall_rate(), rb.stall_rate()) + &differ("Stop rates", stop_p, ra.stop_rate(), rb.stop_rate());
     if p >= ALPHA {
-        return format!("No significant difference in {metric} between {:?} and {:?} ({}, medians {ma:.1} vs {mb:.1} ms).{stalls}", a.value, b.value, p_text(p));
+        return format!("No significant difference in {metric} between {:?} and {:?} ({}, medians {ma:.1} vs {mb:.1} ms).{shares}", a.value, b.value, p_text(p));
     }
     let (better, worse, mb_, mw_) = if mb < ma { (&b.value, &a.value, mb, ma) } else { (&a.value, &b.value, ma, mb) };
     let change = if mw_ > 0.0 { (mw_ - mb_) / mw_ * 100.0 } else { 0.0 };
-    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), {} (Mann-Whitney).{stalls}", p_text(p))
+    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), {} (Mann-Whitney).{shares}", p_text(p))
 }
 
 fn p_text(p: f64) -> String {

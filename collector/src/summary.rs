@@ -19,6 +19,14 @@
 //!   are judged by their sketch bucket); null when no SLO is given.
 //! - `lengthBands`: stream counts by `outputTokens`: `"1-50"`, `"51-500"`, `"over500"` (streams with
 //!   no output token are in no band).
+//! - `byLength`: per band, `{ "count", "tpotMs": { p50, p75, p90, p95, p99 }, "stallRate" }`: TPOT's
+//!   percentiles as its sketch bucket's value (within 1%) and the stall rate of the band's streams.
+//! - `stopRate`: the share of the streams that reached their first token (`ttftArrivalMs` not null)
+//!   which the user stopped (`status` `aborted`) or left (`incomplete`); null when none reached it.
+//! - `stopsBy`: `{ "ttftMs": [band...], "tpotMs": [band...] }`, each band `{ "from", "to", "streams",
+//!   "stopped", "stopRate" }` over the streams whose render value is in `[from, to)` ms (`to` null for
+//!   the last band), judged by its sketch bucket's value: stops against how slow the stream was.
+//!   Counts add up across groups. Bands: TTFT [`TTFT_BANDS`], TPOT [`TPOT_BANDS`].
 //!
 //! At most [`MAX_GROUPS`] groups: when the window holds more, the answer keeps the 1,000 with the
 //! most streams (ties by key) and says `"truncated": true`; `"totalGroups"` is always the number of
@@ -32,7 +40,8 @@
 use crate::dims::{Dim, Metric};
 use crate::params::{self, project, Takes, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
-use crate::rollup::{Distribution, Grain};
+use crate::rollup::{sketch_count_in, BucketCounts, Distribution, Grain, Rollup};
+use llm_ux_meter::metrics::sketch::Sketch;
 use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
 use crate::tally::Tally;
 use crate::validate::Invalid;
@@ -41,6 +50,13 @@ use std::collections::BTreeMap;
 
 /// The metric definition version the analytics read.
 pub const DEF: i64 = 1;
+
+/// The lower edges (ms) of `stopsBy`'s TTFT bands: the last band has no upper edge.
+pub const TTFT_BANDS: [f64; 6] = [0.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0];
+/// The lower edges (ms) of `stopsBy`'s TPOT bands.
+pub const TPOT_BANDS: [f64; 6] = [0.0, 20.0, 40.0, 80.0, 160.0, 320.0];
+/// `lengthBands`' and `byLength`'s names, by [`crate::rollup::length_band`].
+pub const LENGTH_BANDS: [&str; 3] = ["1-50", "51-500", "over500"];
 
 /// `{ p50, p75, p90, p95, p99, mean }`, each `None` when there was no value.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -91,13 +107,36 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
 pub fn summary(store: &dyn Store, window: &Window) -> Result<Summary, StoreError> {
     let choice = GroupChoice::choose(store, window, MAX_GROUPS)?;
     let mut groups: BTreeMap<GroupKey, Tally> = BTreeMap::new();
-    let needs = Needs { per_bucket: false, metrics: [true; 5], joint: JointNeed::goodput(&window.slo) };
+    let needs = Needs { per_bucket: false, metrics: [true; 5], extras: true, joint: JointNeed::goodput(&window.slo) };
     visit_window(store, window.from, window.to, Grain::Day, choice.selection(window), needs, |_, dims, rollup| {
         groups.entry(project(dims, &window.group_by)).or_default().add(rollup, &window.slo);
     })?;
     let total_groups = choice.total(groups.len());
     let groups = groups.into_iter().map(|(dims, tally)| Group { key: window.group_by.iter().copied().zip(dims).collect(), tally }).collect();
     Ok(Summary { window: window.clone(), groups, total_groups, truncated: choice.truncated() })
+}
+
+/// `byLength`: per length band, its count, TPOT percentiles and stall rate. O(bands × buckets).
+fn by_length(r: &Rollup) -> Value {
+    let band = |i: usize| {
+        let tpot = &r.band_tpot[i];
+        let q = |q| tpot.quantile(q);
+        let stall_rate = (r.band_stall_known[i] > 0).then(|| r.band_stalled[i] as f64 / r.band_stall_known[i] as f64);
+        json!({ "count": r.bands[i], "tpotMs": { "p50": q(0.5), "p75": q(0.75), "p90": q(0.9), "p95": q(0.95), "p99": q(0.99) }, "stallRate": stall_rate })
+    };
+    Value::Object(LENGTH_BANDS.iter().enumerate().map(|(i, name)| (name.to_string(), band(i))).collect())
+}
+
+/// One `stopsBy` list: per band of `edges`, the streams of `all` in it and the `stopped` among them.
+/// O(bands × buckets).
+fn stops_by(edges: &[f64], all: &Sketch, stopped: &BucketCounts) -> Value {
+    let bands = edges.iter().enumerate().map(|(i, &from)| {
+        let to = edges.get(i + 1).copied();
+        let end = to.unwrap_or(f64::INFINITY);
+        let (streams, stops) = (sketch_count_in(all, from, end), stopped.count_in(from, end));
+        json!({ "from": from, "to": to, "streams": streams, "stopped": stops, "stopRate": (streams > 0).then(|| stops as f64 / streams as f64) })
+    });
+    Value::Array(bands.collect())
 }
 
 impl Summary {
@@ -119,7 +158,13 @@ impl Summary {
                     "tokenThroughput": r.output_tokens as f64 * 1000.0 / window_ms,
                     "stallRate": r.stall_rate(),
                     "goodput": g.tally.goodput(&w.slo),
-                    "lengthBands": { "1-50": r.bands[0], "51-500": r.bands[1], "over500": r.bands[2] },
+                    "lengthBands": LENGTH_BANDS.iter().zip(r.bands).map(|(name, n)| (name.to_string(), json!(n))).collect::<Map<_, _>>(),
+                    "byLength": by_length(r),
+                    "stopRate": r.stop_rate(),
+                    "stopsBy": {
+                        "ttftMs": stops_by(&TTFT_BANDS, &r.metric(Metric::TtftMs).sketch, &r.stopped_ttft),
+                        "tpotMs": stops_by(&TPOT_BANDS, &r.metric(Metric::TpotMs).sketch, &r.stopped_tpot),
+                    },
                 });
                 for metric in Metric::ALL {
                     group[metric.name()] = Stats::of(r.metric(metric)).to_json();

@@ -174,7 +174,7 @@ pub fn timeseries(store: &dyn Store, query: &TimeseriesQuery) -> Result<Value, S
         metrics[metric.index()] = true;
     }
     let joint = if query.figure == Figure::Goodput { JointNeed::goodput(&w.slo) } else { JointNeed::Nothing };
-    let needs = Needs { per_bucket: true, metrics, joint };
+    let needs = Needs { per_bucket: true, metrics, extras: false, joint };
     visit_window(store, w.from, w.to, coarsest_grain(b), choice.selection(w), needs, |start, dims, rollup| {
         let index = ((start.max(first) - first) / b) as usize;
         let s = series.entry(project(dims, &w.group_by)).or_insert_with(|| Series { values: empty.clone(), open: 0, tally: Tally::default() });

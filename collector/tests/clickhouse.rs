@@ -72,6 +72,10 @@ fn dataset() -> Vec<Value> {
             r["tpotMs"] = json!(5.0 + (i % 50) as f64 / 4.0);
             r["outputTokens"] = json!(i * 13 % 900);
             r["stalls"] = if i % 5 == 0 { Value::Null } else { json!({ "count": i % 3, "count1000": 0, "longestMs": 10, "totalMs": (i % 3) as f64 * 250.5 }) };
+            r["status"] = json!(["ok", "aborted", "ok", "incomplete", "error"][i % 5]);
+            if i % 11 == 0 {
+                r["ttftArrivalMs"] = Value::Null;
+            }
             if i % 17 == 0 {
                 r["def"] = json!(2);
             }
@@ -124,9 +128,9 @@ fn rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selection: Selec
 
 /// Reads that ask for less than [`Needs::ALL`], one per grain in [`assert_same_answers`].
 const PARTIAL_NEEDS: [Needs; 3] = [
-    Needs { per_bucket: false, metrics: [true; 5], joint: JointNeed::GoodFor(Slo { ttft_ms: Some(500.0), tpot_ms: Some(10.0) }) },
-    Needs { per_bucket: false, metrics: [false, true, false, false, false], joint: JointNeed::Nothing },
-    Needs { per_bucket: true, metrics: [false; 5], joint: JointNeed::GoodFor(Slo { ttft_ms: None, tpot_ms: Some(12.0) }) },
+    Needs { per_bucket: false, metrics: [true; 5], extras: false, joint: JointNeed::GoodFor(Slo { ttft_ms: Some(500.0), tpot_ms: Some(10.0) }) },
+    Needs { per_bucket: false, metrics: [false, true, false, false, false], extras: true, joint: JointNeed::Nothing },
+    Needs { per_bucket: true, metrics: [false; 5], extras: true, joint: JointNeed::GoodFor(Slo { ttft_ms: None, tpot_ms: Some(12.0) }) },
 ];
 
 /// The rollups `store` reads with `needs`, merged per dimensions unless `needs` is per bucket, and
@@ -147,6 +151,10 @@ fn partial_rollups(store: &dyn Store, grain: Grain, from: i64, to: i64, selectio
             JointNeed::Nothing => rollup.joint.clear(),
             JointNeed::GoodFor(slo) => rollup.joint = slo.reduce(&rollup.joint),
             JointNeed::All => {}
+        }
+        if !needs.extras {
+            let Rollup { count, output_tokens, stall_known, stalled, bands, metrics, joint, .. } = rollup;
+            rollup = Rollup { count, output_tokens, stall_known, stalled, bands, metrics, joint, ..Rollup::default() };
         }
         rollup
     };

@@ -21,8 +21,9 @@ impl Rng {
 }
 
 /// `n` records of arm `variant`, TPOT around `tpot` ms in half-millisecond steps (so there are ties),
-/// a stall in `stall_percent` of the streams that report stalls, a few null TPOTs.
-fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, rng: &mut Rng) -> Vec<Value> {
+/// a stall in `stall_percent` of the streams that report stalls, a few null TPOTs; the user stops or
+/// leaves `stop_percent` of the streams, a few of which never reached their first token.
+fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, stop_percent: f64, rng: &mut Rng) -> Vec<Value> {
     (0..n)
         .map(|i| {
             let mut r = record(&format!("{variant}-{i}"));
@@ -32,6 +33,12 @@ fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, rng: &mut Rng) ->
             r["ttftMs"] = json!((300.0 + rng.unit() * 900.0).round());
             r["tpotMs"] = if i % 25 == 7 { Value::Null } else { json!(((tpot + (rng.unit() - 0.5) * tpot) * 2.0).round() / 2.0) };
             r["stalls"] = if i % 10 == 3 { Value::Null } else { json!({ "count": u64::from(rng.unit() * 100.0 < stall_percent), "count1000": 0, "longestMs": 0, "totalMs": 0 }) };
+            if rng.unit() * 100.0 < stop_percent {
+                r["status"] = json!(["aborted", "incomplete"][i % 2]);
+            }
+            if i % 20 == 11 {
+                r["ttftArrivalMs"] = Value::Null;
+            }
             r
         })
         .collect()
@@ -54,7 +61,11 @@ fn reference(a: &[Value], b: &[Value], good: Value) -> Value {
         let known: Vec<&Value> = rs.iter().filter(|r| !r["stalls"].is_null()).collect();
         json!([known.iter().filter(|r| r["stalls"]["count"] != json!(0)).count(), known.len()])
     };
-    let input = json!({ "a": values(a), "b": values(b), "stalled": { "a": stalled(a), "b": stalled(b) }, "good": good });
+    let stopped = |rs: &[Value]| {
+        let reached: Vec<&Value> = rs.iter().filter(|r| !r["ttftArrivalMs"].is_null()).collect();
+        json!([reached.iter().filter(|r| r["status"] == "aborted" || r["status"] == "incomplete").count(), reached.len()])
+    };
+    let input = json!({ "a": values(a), "b": values(b), "stalled": { "a": stalled(a), "b": stalled(b) }, "stopped": { "a": stopped(a), "b": stopped(b) }, "good": good });
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = std::env::var("LLM_UX_PYTHON").unwrap_or_else(|_| root.join("target/pyenv/bin/python").display().to_string());
     let mut child = Command::new(&python)
@@ -78,7 +89,7 @@ fn close(got: &Value, want: &Value, what: &str) {
 fn agrees_with_scipy_and_calls_the_smoother_arm() {
     let server = Server::start(&[]);
     let mut rng = Rng(7);
-    let (a, b) = (arm("A", 420, 40.0, 12.0, &mut rng), arm("B", 380, 34.0, 4.0, &mut rng));
+    let (a, b) = (arm("A", 420, 40.0, 12.0, 25.0, &mut rng), arm("B", 380, 34.0, 4.0, 12.0, &mut rng));
     ingest(&server, &a);
     ingest(&server, &b);
     let q = format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from={}&to={}&slo.ttftMs=1000&slo.tpotMs=40", *T0 as i64, (*T0 + 3_600_000.0) as i64);
@@ -97,20 +108,24 @@ fn agrees_with_scipy_and_calls_the_smoother_arm() {
     close(&got["mannWhitney"]["pValue"], &want["pValue"], "Mann-Whitney p");
     close(&got["stallRate"]["pValue"], &want["stallP"], "stall-rate p");
     close(&got["goodput"]["pValue"], &want["goodP"], "goodput p");
+    close(&got["stopRate"]["a"], &want["stopRateA"], "stop rate A");
+    close(&got["stopRate"]["b"], &want["stopRateB"], "stop rate B");
+    close(&got["stopRate"]["pValue"], &want["stopP"], "stop-rate p");
+    assert!(want["stopP"].as_f64().unwrap() < 0.05, "the stop rates really differ");
     assert!(want["pValue"].as_f64().unwrap() < 0.001, "the arms really differ");
     let verdict = got["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("\"B\" is better on TPOT"), "{verdict}");
-    assert!(verdict.contains("Stall rates differ"), "{verdict}");
+    assert!(verdict.contains("Stall rates differ") && verdict.contains("Stop rates differ"), "{verdict}");
 }
 
 #[test]
 fn no_difference_and_too_small_samples_are_said_so() {
     let server = Server::start(&[]);
     let mut rng = Rng(11);
-    let (a, b) = (arm("A", 300, 30.0, 5.0, &mut rng), arm("B", 300, 30.0, 5.0, &mut rng));
+    let (a, b) = (arm("A", 300, 30.0, 5.0, 10.0, &mut rng), arm("B", 300, 30.0, 5.0, 10.0, &mut rng));
     ingest(&server, &a);
     ingest(&server, &b);
-    ingest(&server, &arm("C", 12, 10.0, 0.0, &mut rng));
+    ingest(&server, &arm("C", 12, 10.0, 0.0, 0.0, &mut rng));
     let window = format!("from={}&to={}", *T0 as i64, (*T0 + 3_600_000.0) as i64);
     let same = server.get(&format!("/api/compare?a=A&b=B&{window}")).json();
     let want = reference(&a, &b, json!({ "a": [0, 1], "b": [0, 1] }));

@@ -1,7 +1,8 @@
 //! The SQLite file across collector versions: a version-1 file (records, no rollups) and a version-2
 //! file (rollups without their stream counts) get their rollups built from their records on open;
-//! files of versions 1 to 3 get the `clock_ms` column, of versions 1 to 4 the `cadence` column; a file
-//! from a newer collector is refused.
+//! files of versions 1 to 3 get the `clock_ms` column, of versions 1 to 4 the `cadence` column; every
+//! file before version 6 gets its rollups rebuilt (their encoding 1 had no stops and no length-band
+//! figures); a file from a newer collector is refused.
 
 mod common;
 
@@ -26,6 +27,7 @@ fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::params::W
             r["variant"] = json!(["A", "B"][i % 2]);
             r["startedAt"] = json!(1_700_000_000_000.0 + i as f64 * 713_000.7);
             r["ttftMs"] = json!(200 + (i * 37) % 1500);
+            r["status"] = json!(["ok", "aborted", "incomplete", "ok"][(i / 3) % 4]);
             r
         })
         .collect::<Vec<_>>();
@@ -45,7 +47,7 @@ fn reopened_after(path: &Path, sql: &str, window: &llm_ux_collector::params::Win
     let store = SqliteStore::open(path).unwrap();
     assert_eq!(&summary::summary(&store, window).unwrap().to_json(), before);
     let version: i64 = rusqlite::Connection::open(path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 #[test]
@@ -112,11 +114,24 @@ fn a_version_4_file_gets_the_cadence_column_and_lists_its_streams_with_null() {
 }
 
 #[test]
+fn a_version_5_file_gets_rollups_with_stops_and_length_bands() {
+    let dir = TempDir::new("schema-5");
+    let path = dir.0.join("beacons.db");
+    let window = summary::parse(Some("from=1700000000000&to=1700300000000&groupBy=model"), 0).unwrap();
+    let before = store_records_and_summarize(&path, &window);
+    let group = &before["groups"][0];
+    assert!(group["stopRate"].as_f64().is_some_and(|rate| rate > 0.3 && rate < 0.7), "{group}");
+    assert!(group["byLength"]["51-500"]["tpotMs"]["p50"].as_f64().is_some(), "{group}");
+    // What a version-5 collector left: rollups in encoding 1, which this collector cannot read.
+    reopened_after(&path, "UPDATE rollups SET data = x'01'; PRAGMA user_version = 5;", &window, &before);
+}
+
+#[test]
 fn a_file_from_a_newer_collector_is_refused() {
     let dir = TempDir::new("schema-new");
     let path = dir.0.join("beacons.db");
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 9;").unwrap();
     let error = SqliteStore::open(&path).err().expect("refused").to_string();
-    assert!(error.contains("schema version 9, newer than this collector's 5"), "{error}");
+    assert!(error.contains("schema version 9, newer than this collector's 6"), "{error}");
 }

@@ -64,6 +64,9 @@ fn dataset_over(span: f64, n: usize, seed: u64) -> Vec<Value> {
             let count = if rng.chance(30) { 1 + rng.below(3) } else { 0 };
             json!({ "count": count, "count1000": 0, "longestMs": if count > 0 { 700.0 } else { 0.0 }, "totalMs": count as f64 * (500.0 + rng.below(300) as f64) })
         };
+        // Some never reach a first token; the user stops or leaves some of the others.
+        r["ttftArrivalMs"] = if rng.chance(8) { Value::Null } else { json!(90.0 + rng.below(3000) as f64) };
+        r["status"] = json!(["ok", "ok", "ok", "aborted", "incomplete", "error"][rng.below(6) as usize]);
         out.push(r);
     }
     // Window edges: `from` is included, `to` and anything before `from` are not.
@@ -185,10 +188,64 @@ fn expected(records: &[Value], e: &Expect) -> BTreeMap<String, Value> {
                     "51-500": tokens.iter().filter(|&&t| (51..=500).contains(&t)).count(),
                     "over500": tokens.iter().filter(|&&t| t > 500).count(),
                 },
+                "byLength": {
+                    "1-50": expected_length_band(&rs, 1..=50),
+                    "51-500": expected_length_band(&rs, 51..=500),
+                    "over500": expected_length_band(&rs, 501..=u64::MAX),
+                },
+                "stopRate": share(rs.iter().filter(|r| !r["ttftArrivalMs"].is_null()).map(|r| stopped(r))),
+                "stopsBy": {
+                    "ttftMs": expected_stops_by(&rs, "ttftMs", &[0.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0]),
+                    "tpotMs": expected_stops_by(&rs, "tpotMs", &[0.0, 20.0, 40.0, 80.0, 160.0, 320.0]),
+                },
             });
             (key, group)
         })
         .collect()
+}
+
+/// Whether the user stopped the stream (`aborted`) or left (`incomplete`).
+fn stopped(r: &Value) -> bool {
+    r["status"] == "aborted" || r["status"] == "incomplete"
+}
+
+/// The share of `true`s; null when there is none.
+fn share(flags: impl Iterator<Item = bool>) -> Value {
+    let (mut n, mut yes) = (0, 0);
+    for flag in flags {
+        n += 1;
+        yes += usize::from(flag);
+    }
+    if n == 0 {
+        Value::Null
+    } else {
+        json!(yes as f64 / n as f64)
+    }
+}
+
+/// A `byLength` band: count, TPOT percentiles (without mean) and stall rate of its streams.
+fn expected_length_band(rs: &[&Value], tokens: std::ops::RangeInclusive<u64>) -> Value {
+    let band: Vec<&&Value> = rs.iter().filter(|r| tokens.contains(&r["outputTokens"].as_u64().unwrap())).collect();
+    let mut tpot = expected_stats(band.iter().filter_map(|r| r["tpotMs"].as_f64()).collect());
+    tpot.as_object_mut().unwrap().remove("mean");
+    let stall_rate = share(band.iter().filter(|r| !r["stalls"].is_null()).map(|r| r["stalls"]["count"].as_u64().unwrap() > 0));
+    json!({ "count": band.len(), "tpotMs": tpot, "stallRate": stall_rate })
+}
+
+/// `stopsBy` bands of `field`: a value within 1% of an edge may be judged by its sketch bucket on
+/// either side, so each figure must lie between the strict and the lenient count.
+fn expected_stops_by(rs: &[&Value], field: &str, edges: &[f64]) -> Value {
+    let bands = edges.iter().enumerate().map(|(i, &from)| {
+        let to = edges.get(i + 1).copied();
+        let count = |slack: f64, only_stopped: bool| {
+            let inside = |v: f64| v >= from * (1.0 + slack) && to.is_none_or(|to| v < to * (1.0 - slack));
+            rs.iter().filter(|r| r[field].as_f64().is_some_and(inside) && (!only_stopped || stopped(r))).count() as f64
+        };
+        let (streams, stops) = ([count(0.011, false), count(-0.011, false)], [count(0.011, true), count(-0.011, true)]);
+        let rate = if streams[1] == 0.0 { Value::Null } else { json!({ "between": [stops[0] / streams[1], if streams[0] == 0.0 { 1.0 } else { stops[1] / streams[0] }] }) };
+        json!({ "from": from, "to": to, "streams": { "between": streams }, "stopped": { "between": stops }, "stopRate": rate })
+    });
+    Value::Array(bands.collect())
 }
 
 /// Equal JSON, numbers within a relative 1e-9, except percentiles (within the sketch's 1%) and
@@ -205,6 +262,12 @@ fn assert_close(got: &Value, want: &Value, path: &str) {
             let (lo, hi) = (w["between"][0].as_f64().unwrap(), w["between"][1].as_f64().unwrap());
             let g = g.as_f64().unwrap_or_else(|| panic!("{path}: got {g}, want a number in [{lo}, {hi}]"));
             assert!(lo - 1e-12 <= g && g <= hi + 1e-12, "{path}: got {g}, want a number in [{lo}, {hi}]");
+        }
+        (Value::Array(g), Value::Array(w)) => {
+            assert_eq!(g.len(), w.len(), "{path}: length");
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                assert_close(gv, wv, &format!("{path}[{i}]"));
+            }
         }
         (Value::Object(g), Value::Object(w)) => {
             let (gk, wk): (Vec<_>, Vec<_>) = (g.keys().collect(), w.keys().collect());

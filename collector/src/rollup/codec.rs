@@ -1,16 +1,19 @@
 //! The stored bytes of a [`Rollup`]: compact (LEB128 varints, delta-coded sketch keys) and checked
 //! on decode, so a damaged row is an error, never a wrong figure.
 //!
-//! Layout (version 1): `1`, count, output tokens, stall known, stalled, 3 bands; per metric: the sum
+//! Layout (version 2): `2`, count, output tokens, stall known, stalled, 3 bands; per metric: the sum
 //! (f64 LE), zeros, bucket count, then when non-empty min and max (f64 LE) and the buckets as
 //! (key delta zig-zag, count); the joint entries as count, then (TTFT key delta zig-zag, TPOT key
-//! zig-zag, count). Encode and decode are O(size).
+//! zig-zag, count); reached, stopped; the bucket counts of stopped TTFT, stopped TPOT and the 3 bands'
+//! TPOT, each as entry count then (key delta zig-zag, count); 3 bands' stall known, 3 stalled.
+//! Encode and decode are O(size). Version 1 had no stops and no band figures: a store holding it
+//! rebuilds its rollups from its records.
 
-use super::{Distribution, Rollup};
+use super::{BucketCounts, Distribution, Rollup};
 use llm_ux_meter::metrics::sketch::Sketch;
 use std::fmt;
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// A stored rollup that cannot be read.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +56,20 @@ pub fn encode(r: &Rollup) -> Vec<u8> {
         put_u64(&mut out, n);
         previous = i64::from(ttft);
     }
+    put_u64(&mut out, r.reached);
+    put_u64(&mut out, r.stopped);
+    for counts in [&r.stopped_ttft, &r.stopped_tpot].into_iter().chain(&r.band_tpot) {
+        put_u64(&mut out, counts.entries().len() as u64);
+        let mut previous = 0i64;
+        for &(key, n) in counts.entries() {
+            put_i64(&mut out, i64::from(key) - previous);
+            put_u64(&mut out, n);
+            previous = i64::from(key);
+        }
+    }
+    for n in r.band_stall_known.into_iter().chain(r.band_stalled) {
+        put_u64(&mut out, n);
+    }
     out
 }
 
@@ -93,6 +110,21 @@ pub fn decode(bytes: &[u8]) -> Result<Rollup, DecodeError> {
             return Err(DecodeError("joint keys not in increasing order"));
         }
         r.joint.push((key, input.u64()?));
+    }
+    r.reached = input.u64()?;
+    r.stopped = input.u64()?;
+    for counts in [&mut r.stopped_ttft, &mut r.stopped_tpot].into_iter().chain(&mut r.band_tpot) {
+        let len = input.len()?;
+        let mut entries = Vec::with_capacity(len);
+        let mut key = 0i64;
+        for _ in 0..len {
+            key += input.i64()?;
+            entries.push((i32::try_from(key).map_err(|_| DecodeError("bucket key out of range"))?, input.u64()?));
+        }
+        *counts = BucketCounts::from_entries(entries).ok_or(DecodeError("bucket counts not in increasing order or zero"))?;
+    }
+    for slot in r.band_stall_known.iter_mut().chain(&mut r.band_stalled) {
+        *slot = input.u64()?;
     }
     if !input.0.is_empty() {
         return Err(DecodeError("trailing bytes"));
@@ -170,6 +202,8 @@ mod tests {
                 output_tokens: i * 3,
                 stall_count: (i % 2 == 0).then_some(i % 3),
                 stall_total_ms: Some(0.0),
+                reached: i % 5 != 0,
+                stopped: i % 3 == 0,
                 ..Row::default()
             });
         }
@@ -179,6 +213,7 @@ mod tests {
     #[test]
     fn round_trips() {
         let r = sample();
+        assert!(r.stopped > 0 && r.stopped_ttft.count() > 0 && r.band_tpot.iter().all(|b| b.count() > 0) && r.band_stalled.iter().all(|&n| n > 0), "every part is exercised");
         assert_eq!(decode(&encode(&r)).unwrap(), r);
         assert_eq!(decode(&encode(&Rollup::default())).unwrap(), Rollup::default());
     }

@@ -2,15 +2,19 @@
 //! a summary over 30 days merges a few thousand rollups instead of reading millions of records.
 //!
 //! A [`Rollup`] holds, per [`Metric`], the meter's own DDSketch (1% relative error, exact merge) and
-//! the exact sum; exact counts (streams, output tokens, stall knowledge, length bands); and the
-//! joint (TTFT, TPOT) sketch-bucket counts that answer goodput for any SLO. Rollups are kept at
+//! the exact sum; exact counts (streams, output tokens, stall knowledge, length bands); the joint
+//! (TTFT, TPOT) sketch-bucket counts that answer goodput for any SLO; and [`extras`]: the stops
+//! (streams that reached their first token, those the user stopped or left, and the stopped ones'
+//! TTFT and TPOT buckets) and per length band TPOT's buckets and the stall counts. Rollups are kept at
 //! three [`Grain`]s (minute, hour, day) per [`RollupKey`]; [`plan`] says which to read for a window.
 //!
 //! Every figure built from rollups is exact except quantiles (within 1%, the sketch's guarantee) and
-//! goodput (a stream counts as meeting an SLO when its sketch bucket's value does, so only values
-//! within 1% of a threshold can be misjudged).
+//! goodput and band shares (a stream is judged by its sketch bucket's value, so only values within
+//! 1% of a threshold can be misjudged).
 
+mod buckets;
 mod codec;
+pub mod extras;
 pub mod plan;
 
 use crate::dims::{Dim, Dims, Metric};
@@ -19,6 +23,7 @@ use llm_ux_meter::metrics::sketch::{bucket_key, bucket_value, Sketch};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+pub use buckets::{sketch_count_in, BucketCounts};
 pub use codec::DecodeError;
 
 /// How long a rollup's time bucket is.
@@ -81,6 +86,27 @@ pub struct Row {
     pub render_delay_p50_ms: Option<f64>,
     pub stall_count: Option<i64>,
     pub stall_total_ms: Option<f64>,
+    /// Whether the first token arrived (`ttftArrivalMs` not null), shown or not.
+    pub reached: bool,
+    /// Whether the stream ended before its end because the user stopped it or left ([`stops`]).
+    pub stopped: bool,
+}
+
+/// Whether a stream of `status` ended early by the user's doing: `aborted` (the app cancelled it:
+/// the stop button, a new question) or `incomplete` (the page was left).
+pub fn stops(status: &str) -> bool {
+    matches!(status, "aborted" | "incomplete")
+}
+
+/// The length band of a stream of `output_tokens`: 0 for 1-50, 1 for 51-500, 2 for more; `None`
+/// for a stream with no output token.
+pub fn length_band(output_tokens: i64) -> Option<usize> {
+    match output_tokens {
+        1..=50 => Some(0),
+        51..=500 => Some(1),
+        501.. => Some(2),
+        _ => None,
+    }
 }
 
 impl Row {
@@ -95,6 +121,8 @@ impl Row {
             render_delay_p50_ms: r.render_delay_p50_ms,
             stall_count: r.stall_count,
             stall_total_ms: r.stall_total_ms,
+            reached: r.ttft_arrival_ms.is_some(),
+            stopped: stops(&r.status),
         }
     }
 
@@ -216,6 +244,17 @@ pub struct Rollup {
     /// Stream counts by (TTFT, TPOT) sketch bucket key ([`NULL_KEY`], [`ZERO_KEY`] apart), sorted by
     /// key, each key once: merged in one linear pass (summaries merge thousands of rollups).
     pub joint: Vec<((i32, i32), u64)>,
+    /// Streams that reached their first token, and those of them that the user stopped or left.
+    pub reached: u64,
+    pub stopped: u64,
+    /// The stopped streams' TTFT and TPOT: against the metrics' own sketches, the stop rate of any
+    /// TTFT or TPOT band.
+    pub stopped_ttft: BucketCounts,
+    pub stopped_tpot: BucketCounts,
+    /// Per length band (as `bands`): TPOT, the streams whose stall count is known, those stalled.
+    pub band_tpot: [BucketCounts; 3],
+    pub band_stall_known: [u64; 3],
+    pub band_stalled: [u64; 3],
 }
 
 /// The key of `value` in sketch-bucket counts: [`NULL_KEY`], [`ZERO_KEY`] or its bucket's key.
@@ -234,11 +273,11 @@ impl Rollup {
             self.stall_known += 1;
             self.stalled += u64::from(stalls > 0);
         }
-        match row.output_tokens {
-            1..=50 => self.bands[0] += 1,
-            51..=500 => self.bands[1] += 1,
-            501.. => self.bands[2] += 1,
-            _ => {}
+        if let Some(band) = length_band(row.output_tokens) {
+            self.bands[band] += 1;
+        }
+        for (extra, key) in extras::of(row) {
+            self.count_extra(extra, key, 1);
         }
         for metric in Metric::ALL {
             if let Some(value) = row.metric(metric) {
@@ -271,6 +310,29 @@ impl Rollup {
         for (mine, theirs) in self.metrics.iter_mut().zip(&other.metrics) {
             mine.merge(theirs);
         }
+        self.reached += other.reached;
+        self.stopped += other.stopped;
+        self.stopped_ttft.merge(&other.stopped_ttft);
+        self.stopped_tpot.merge(&other.stopped_tpot);
+        for band in 0..3 {
+            self.band_tpot[band].merge(&other.band_tpot[band]);
+            self.band_stall_known[band] += other.band_stall_known[band];
+            self.band_stalled[band] += other.band_stalled[band];
+        }
+    }
+
+    /// Adds `n` streams' `extra` of sketch bucket `key` (0 for a plain count). O(B).
+    pub fn count_extra(&mut self, extra: extras::Extra, key: i32, n: u64) {
+        use extras::Extra;
+        match extra {
+            Extra::Reached => self.reached += n,
+            Extra::Stopped => self.stopped += n,
+            Extra::StoppedTtft => self.stopped_ttft.add(key, n),
+            Extra::StoppedTpot => self.stopped_tpot.add(key, n),
+            Extra::BandTpot(band) => self.band_tpot[band].add(key, n),
+            Extra::BandStallKnown(band) => self.band_stall_known[band] += n,
+            Extra::BandStalled(band) => self.band_stalled[band] += n,
+        }
     }
 
     pub fn metric(&self, metric: Metric) -> &Distribution {
@@ -280,6 +342,12 @@ impl Rollup {
     /// Share of streams with a stall among those whose stalls are known; `None` when none is.
     pub fn stall_rate(&self) -> Option<f64> {
         (self.stall_known > 0).then(|| self.stalled as f64 / self.stall_known as f64)
+    }
+
+    /// Share of the streams that reached their first token which the user stopped or left; `None`
+    /// when none reached it.
+    pub fn stop_rate(&self) -> Option<f64> {
+        (self.reached > 0).then(|| self.stopped as f64 / self.reached as f64)
     }
 
     /// Streams meeting every threshold of `slo` (a null value meets none). O(joint entries).
@@ -303,7 +371,7 @@ impl Rollup {
 }
 
 /// The union of two key-sorted count lists, counts of equal keys added. O(a + b).
-fn merge_sorted(a: &[((i32, i32), u64)], b: &[((i32, i32), u64)]) -> Vec<((i32, i32), u64)> {
+fn merge_sorted<K: Ord + Copy>(a: &[(K, u64)], b: &[(K, u64)]) -> Vec<(K, u64)> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {

@@ -91,7 +91,7 @@ mod write;
 use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
-use crate::rollup::{Grain, Rollup, RollupKey, Row};
+use crate::rollup::{stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
@@ -108,7 +108,7 @@ pub use upkeep::UPKEEP_MS;
 pub use write::{FLUSH_MS, FLUSH_RECORDS, QUEUE_BATCHES, SWEEP_MS};
 
 /// The columns a [`Row`] is read from, in [`row_of`]'s order.
-const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms";
+const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, isNotNull(ttft_arrival_ms), status";
 
 pub struct ClickHouseStore {
     database: Arc<Database>,
@@ -335,7 +335,7 @@ impl Store for ClickHouseStore {
             rollups.insert(key, (read_dims(r)?, Parts::read_states(r)?));
             Ok(())
         })?;
-        if let Some(wanted) = states::bucket_counts_wanted(needs.metrics, needs.joint != JointNeed::Nothing) {
+        if let Some(wanted) = states::bucket_counts_wanted(needs.metrics, needs.extras, needs.joint != JointNeed::Nothing) {
             let of_selected = match selected.is_empty() {
                 true => String::new(),
                 false => format!(" AND dims_key IN (SELECT dims_key FROM {}.rollup_states WHERE {range}{selected})", db.db),
@@ -361,7 +361,7 @@ impl Store for ClickHouseStore {
             if let Some(copies) = duplicates.remove(&(bucket, dims.clone())) {
                 parts.subtract(&copies);
             }
-            let rollup = parts.into_rollup(needs.metrics)?;
+            let rollup = parts.into_rollup(needs.metrics, needs.extras)?;
             if rollup.count > 0 {
                 visit(RollupKey { grain, bucket, dims }, rollup);
             }
@@ -463,6 +463,8 @@ fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
         render_delay_p50_ms: r.opt_f64()?,
         stall_count: r.opt_i64()?,
         stall_total_ms: r.opt_f64()?,
+        reached: r.u8()? != 0,
+        stopped: stops(&r.string()?),
     })
 }
 

@@ -68,6 +68,9 @@ pub struct Needs {
     /// The metrics whose distributions the caller reads, by [`Metric::index`]; the others' may be
     /// empty.
     pub metrics: [bool; 5],
+    /// The stops and the length bands' figures ([`crate::rollup::extras`]); without it they may be
+    /// empty.
+    pub extras: bool,
     /// The joint (TTFT, TPOT) counts, which goodput reads.
     pub joint: JointNeed,
 }
@@ -97,7 +100,7 @@ impl JointNeed {
 
 impl Needs {
     /// Every figure of every bucket's rollup.
-    pub const ALL: Needs = Needs { per_bucket: true, metrics: [true; 5], joint: JointNeed::All };
+    pub const ALL: Needs = Needs { per_bucket: true, metrics: [true; 5], extras: true, joint: JointNeed::All };
 }
 
 /// The result of [`Store::busiest_groups`]: at most `limit` group keys, the busiest first, and how

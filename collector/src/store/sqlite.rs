@@ -12,7 +12,7 @@
 use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
-use crate::rollup::{rollups_of, Grain, Rollup, RollupKey, Row};
+use crate::rollup::{rollups_of, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
@@ -25,7 +25,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 
 /// Reader connections: up to this many reads run at once (more wait for one to be free).
 pub const READERS: usize = 4;
@@ -141,9 +141,9 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
-    /// A file of schema version 1 or 2 gets its rollups rebuilt from its records (O(records), once),
-    /// one of version 1 to 3 the `clock_ms` column and one of version 1 to 4 the `cadence` column
-    /// (null in its records); a file of a newer version is refused.
+    /// A file of schema version 1 to 5 gets its rollups rebuilt from its records (O(records), once,
+    /// said on standard error), one of version 1 to 3 the `clock_ms` column and one of version 1 to 4
+    /// the `cadence` column (null in its records); a file of a newer version is refused.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
@@ -159,10 +159,11 @@ impl SqliteStore {
         if version > SCHEMA_VERSION {
             return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
         }
-        // Version 1 had no rollups, version 2 no `streams` column: build them from the records.
-        let rebuilding = (1..3).contains(&version);
+        // Version 1 had no rollups, version 2 no `streams` column, versions before 6 rollups without
+        // stops and length-band figures (encoding 1): build them from the records.
+        let rebuilding = (1..6).contains(&version);
         let tx = writer.transaction().map_err(err)?;
-        if rebuilding {
+        if (1..3).contains(&version) {
             tx.execute_batch("DROP TABLE IF EXISTS rollups;").map_err(err)?;
         }
         // Versions before 4 had no `clock_ms` column.
@@ -175,6 +176,7 @@ impl SqliteStore {
         }
         tx.execute_batch(SCHEMA).map_err(err)?;
         if rebuilding {
+            eprintln!("llm-ux-collector: {} has schema version {version}: rebuilding its rollups from its records, once", path.display());
             rebuild_rollups(&tx)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
@@ -338,7 +340,7 @@ impl Store for SqliteStore {
 /// The dimension columns, in [`Dims`] order.
 const DIM_COLUMNS: &str = "model, scenario, variant, app_version, connection";
 
-const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms";
+const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, ttft_arrival_ms IS NOT NULL, status";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
@@ -351,6 +353,8 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         render_delay_p50_ms: r.get(10)?,
         stall_count: r.get(11)?,
         stall_total_ms: r.get(12)?,
+        reached: r.get(13)?,
+        stopped: stops(r.get_ref(14)?.as_str()?),
     })
 }
 

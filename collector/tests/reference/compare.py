@@ -38,4 +38,7 @@ print(json.dumps({
     "pValue": float(mw.pvalue),
     "stallP": proportion_p(*arms["stalled"]["a"], *arms["stalled"]["b"]),
     "goodP": proportion_p(*arms["good"]["a"], *arms["good"]["b"]),
+    "stopRateA": arms["stopped"]["a"][0] / arms["stopped"]["a"][1],
+    "stopRateB": arms["stopped"]["b"][0] / arms["stopped"]["b"][1],
+    "stopP": proportion_p(*arms["stopped"]["a"], *arms["stopped"]["b"]),
 }))

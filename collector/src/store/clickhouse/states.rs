@@ -7,9 +7,9 @@
 //!   `sum` state per count (streams, output tokens, stall known, stalled, 3 length bands) and `sum`,
 //!   `min` and `max` states per metric (a null adds 0, +inf and −inf);
 //! - `sketch_buckets` (`SummingMergeTree`), one row per grain, bucket, dimensions and bucket key
-//!   with its count `n`: the DDSketch bucket counts (`joint` 0, key `metric index << 32 | bucket
-//!   key`) and the joint TTFT×TPOT stream counts of goodput (`joint` 1, key `TTFT key << 32 | TPOT
-//!   key`).
+//!   with its count `n`: the DDSketch bucket counts and the [`Extra`]s' counts (`joint` 0, key
+//!   `metric or extra index << 32 | bucket key`) and the joint TTFT×TPOT stream counts of goodput
+//!   (`joint` 1, key `TTFT key << 32 | TPOT key`).
 //!
 //! The bucket counts are rows, not `sumMap` states in `rollup_states`: ClickHouse sums plain
 //! columns in vectorized code, where 18.16 merges `sumMap` states a key at a time (a 30-day summary
@@ -24,6 +24,7 @@
 
 use super::rowbinary::{ReadError, Reader};
 use crate::dims::{Dim, Metric};
+use crate::rollup::extras::{self, Extra};
 use crate::rollup::{key_bound, sketch_key, Distribution, Grain, Rollup, Row, Slo, NULL_KEY, ZERO_KEY};
 use crate::store::{JointNeed, StoreError};
 use llm_ux_meter::metrics::sketch::{Sketch, MAX_BUCKETS};
@@ -102,14 +103,18 @@ pub fn bucket_of(ms: &str) -> String {
 }
 
 /// The condition on `sketch_buckets` rows that keeps the bucket counts of the metrics `metrics`
-/// marks (by [`Metric::index`]) and, when `joint`, the joint counts; `None` when none are wanted.
-pub fn bucket_counts_wanted(metrics: [bool; 5], joint: bool) -> Option<String> {
-    let indexes: Vec<String> = Metric::ALL.iter().filter(|m| metrics[m.index()]).map(|m| m.index().to_string()).collect();
+/// marks (by [`Metric::index`]), the [`Extra`]s' when `extras`, and the joint counts when `joint`;
+/// `None` when none are wanted.
+pub fn bucket_counts_wanted(metrics: [bool; 5], extras: bool, joint: bool) -> Option<String> {
+    let mut indexes: Vec<usize> = Metric::ALL.iter().filter(|m| metrics[m.index()]).map(|m| m.index()).collect();
+    if extras {
+        indexes.extend(Extra::ALL.map(Extra::index));
+    }
     let mut wanted = Vec::new();
     match indexes.len() {
         0 => {}
-        n if n == Metric::ALL.len() => wanted.push("joint = 0".to_owned()),
-        _ => wanted.push(format!("joint = 0 AND bitShiftRight(key, 32) IN ({})", indexes.join(", "))),
+        n if n == Metric::ALL.len() + Extra::ALL.len() => wanted.push("joint = 0".to_owned()),
+        _ => wanted.push(format!("joint = 0 AND bitShiftRight(key, 32) IN ({})", indexes.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))),
     }
     if joint {
         wanted.push("joint = 1".to_owned());
@@ -135,9 +140,10 @@ pub fn key_read(joint: JointNeed) -> String {
 }
 
 /// A record's sketch keys: `metric index << 32 | key` per metric it has (the key of a value the
-/// sketch counts as zero is [`ZERO_KEY`]).
+/// sketch counts as zero is [`ZERO_KEY`]), then `extra index << 32 | key` per [`Extra`] it adds.
 pub fn sketch_keys(row: &Row) -> Vec<i64> {
-    Metric::ALL.iter().filter_map(|&m| row.metric(m).map(|v| pack(m.index() as i32, sketch_key(Some(v))))).collect()
+    let metrics = Metric::ALL.iter().filter_map(|&m| row.metric(m).map(|v| pack(m.index() as i32, sketch_key(Some(v)))));
+    metrics.chain(extras::of(row).into_iter().map(|(extra, key)| pack(extra.index() as i32, key))).collect()
 }
 
 /// A record's joint key: `TTFT key << 32 | TPOT key` ([`NULL_KEY`](crate::rollup::NULL_KEY) for a null).
@@ -216,16 +222,26 @@ impl Parts {
     }
 
     /// The rollup these parts hold, with the distributions of the metrics `metrics` marks (by
-    /// [`Metric::index`]) and the others empty. Fails when a bucket key names no metric or a
-    /// sketch's counts and extremes disagree (a damaged answer).
-    pub fn into_rollup(self, metrics: [bool; 5]) -> Result<Rollup, StoreError> {
+    /// [`Metric::index`]) and the others empty, and the [`Extra`]s' counts when `extras` (else
+    /// empty). Fails when a bucket key names no metric and no extra or a sketch's counts and
+    /// extremes disagree (a damaged answer).
+    pub fn into_rollup(self, metrics: [bool; 5], extras: bool) -> Result<Rollup, StoreError> {
         let malformed = || StoreError("clickhouse: a rollup's states have the wrong shape".into());
         let [count, output_tokens, stall_known, stalled, b1, b2, b3] = self.counts;
         let mut buckets: Vec<Vec<(i32, u64)>> = vec![Vec::new(); Metric::ALL.len()];
         let mut zeros = vec![0u64; Metric::ALL.len()];
+        let mut rollup = Rollup::default();
         for (key, n) in self.sketches {
-            let (metric, key) = unpack(key);
-            let metric = usize::try_from(metric).ok().filter(|&m| m < Metric::ALL.len()).ok_or_else(malformed)?;
+            let (index, key) = unpack(key);
+            let index = usize::try_from(index).map_err(|_| malformed())?;
+            if index >= Metric::ALL.len() {
+                let extra = Extra::from_index(index).ok_or_else(malformed)?;
+                if extras {
+                    rollup.count_extra(extra, key, n);
+                }
+                continue;
+            }
+            let metric = index;
             if key == ZERO_KEY {
                 zeros[metric] += n;
             } else {
@@ -248,7 +264,7 @@ impl Parts {
         }
         let mut joint: Vec<((i32, i32), u64)> = self.joint.into_iter().map(|(key, n)| (unpack(key), n)).collect();
         joint.sort_unstable();
-        Ok(Rollup { count, output_tokens, stall_known, stalled, bands: [b1, b2, b3], metrics: distributions, joint })
+        Ok(Rollup { count, output_tokens, stall_known, stalled, bands: [b1, b2, b3], metrics: distributions, joint, ..rollup })
     }
 }
 
