@@ -1,8 +1,9 @@
 // The analytics dashboard, served by the real collector at `/`, in headless Chromium over a few
 // hundred stored records: names from beacons render as text (hostile ones included), the headline
 // tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table
-// lists /api/streams' worst streams and draws the picked one's cadence, the charts draw, and the empty
-// and error states show. Writes a screenshot to target/dashboard.png.
+// lists /api/streams' worst streams and draws the picked one's cadence, the stop rates (by TTFT and
+// TPOT band, per group, per A/B arm) and the TPOT by answer length are the API's, the charts draw, and
+// the empty and error states show. Writes a screenshot to target/dashboard.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startCollector } from '../../scripts/collector.mjs';
 import { launchChromium } from './browsers/chromium.mjs';
+// The page's own formatting: a figure shown is compared with the API's, formatted as the page does.
+import { count, ms, percent, pValue } from '../../www/dashboard/js/format.js';
 
 // Beacon strings are anyone's to choose: these would run script if the page ever parsed them as HTML.
 const HOSTILE_MODEL = '<img src=x onerror=alert(1)>';
@@ -78,10 +81,62 @@ test('hostile names render literally, tiles match /api/summary, the A/B verdict 
   assertShows(await text(page, '#detail-rpm'), total.count, 'stream count under the RPM tile');
   assertShows(await text(page, '#value-throughput'), total.tokenThroughput, 'throughput tile');
 
+  // Do users give up? The stop rate per band of TTFT and of TPOT, as the API counts them.
+  assert.ok(total.stopRate > 0, 'the records include streams the user stopped or left');
+  assert.ok((await text(page, '#stops-overall')).startsWith(`${percent(total.stopRate)} of the answers`), 'the overall stop rate in the heading');
+  const full = Number((await text(page, '#stops-scale')).match(/([\d.]+)%/)[1]) / 100;
+  const LABELS = {
+    ttftMs: ['< 0.5 s', '0.5–1 s', '1–2 s', '2–4 s', '4–8 s', '≥ 8 s'],
+    tpotMs: ['< 20 ms', '20–40 ms', '40–80 ms', '80–160 ms', '160–320 ms', '≥ 320 ms'],
+  };
+  for (const [metric, id] of [['ttftMs', '#stops-ttft'], ['tpotMs', '#stops-tpot']]) {
+    const bands = total.stopsBy[metric];
+    assert.equal(bands.length, 6, `${metric}: six bands from the API`);
+    assert.ok(bands.some((b) => b.stopRate > 0) && bands.some((b) => b.streams === 0), `${metric}: stops in some band, an empty band too: ${JSON.stringify(bands)}`);
+    const shown = await page.$$eval(`${id} tbody tr`, (trs) => trs.map((tr) => ({
+      cells: [...tr.children].map((c) => c.textContent.trim()),
+      bar: Number(tr.querySelector('svg.bar rect.fill')?.getAttribute('width')),
+    })));
+    assert.deepEqual(shown.map((r) => r.cells[0]), LABELS[metric], `${metric}: one row per band, labelled`);
+    shown.forEach(({ cells: [, rate, streams], bar }, i) => {
+      assert.equal(rate, percent(bands[i].stopRate), `${metric} ${LABELS[metric][i]}: stop rate`);
+      assert.equal(streams, count(bands[i].streams), `${metric} ${LABELS[metric][i]}: streams`);
+      assert.ok(Math.abs((bar / 100) * full - (bands[i].stopRate ?? 0)) < 0.002, `${metric} ${LABELS[metric][i]}: bar ${bar}% of ${full} for ${bands[i].stopRate}`);
+    });
+    assert.ok(shown.some((r) => r.cells[1] === '—'), `${metric}: a band without streams shows a dash`);
+  }
+
+  // TPOT by answer length: the three bands' figures.
+  const lengths = await page.$$eval('#by-length tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim())));
+  const expectedLengths = [['1-50', '1–50 tokens'], ['51-500', '51–500 tokens'], ['over500', 'over 500 tokens']].map(([key, name]) => {
+    const b = total.byLength[key];
+    return [name, count(b.count), ms(b.tpotMs.p50), ms(b.tpotMs.p90), percent(b.stallRate)];
+  });
+  assert.deepEqual(lengths, expectedLengths, 'one row per length band, the API\'s figures');
+  assert.ok(Object.values(total.byLength).every((b) => b.count > 0 && b.tpotMs.p50 !== null), 'every length band has streams');
+
+  // The stop rate per model and scenario, beside the stall rate.
+  const byModel = (await api(`/api/summary?from=${from}&to=${to}&${SLO}&groupBy=model,scenario`)).groups;
+  const groupsTable = await page.evaluate(() => ({
+    heads: [...document.querySelectorAll('#groups thead th')].map((th) => th.textContent),
+    rows: [...document.querySelectorAll('#groups tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
+  }));
+  const stopColumn = groupsTable.heads.indexOf('stop rate');
+  assert.equal(groupsTable.heads[stopColumn - 1], 'stall rate', `the stop rate next to the stall rate: ${groupsTable.heads}`);
+  assert.equal(groupsTable.rows.length, byModel.length);
+  for (const g of byModel) {
+    const row = groupsTable.rows.find((r) => r[0] === g.key.model && r[1] === g.key.scenario);
+    assert.equal(row?.[stopColumn], percent(g.stopRate), `stop rate of ${g.key.model} / ${g.key.scenario}`);
+  }
+  assert.ok(byModel.some((g) => g.stopRate > 0), 'some group has stops');
+
   const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from=${from}&to=${to}&${SLO}`);
   assert.ok(compare.verdict, 'the API gives a verdict');
   assert.equal(await text(page, '#ab-verdict'), compare.verdict);
   assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#ab-result thead .arm')].map((th) => th.textContent)), ['a: A', 'b: B']);
+  const abRows = await page.$$eval('#ab-result tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+  assert.ok(compare.stopRate.a > 0 && compare.stopRate.b > 0, `both arms have stops: ${JSON.stringify(compare.stopRate)}`);
+  assert.deepEqual(abRows.find((r) => r[0] === 'stop rate'), ['stop rate', percent(compare.stopRate.a), percent(compare.stopRate.b), `p ${pValue(compare.stopRate.pValue)}`], 'the stop rate per arm and its p-value');
 
   const slowest = (await api(`/api/streams?from=${from}&to=${to}&sort=tpotMs&limit=20`)).streams;
   assert.equal(slowest.length, 20);
@@ -287,14 +342,23 @@ function assertShows(shown, expected, what) {
   assert.ok(Math.abs(value - expected) <= 0.5 * 10 ** -decimals + 1e-9, `${what}: shows ${JSON.stringify(shown)}, the API says ${expected}`);
 }
 
-/** Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A. */
+/**
+ * Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A; a few
+ * wait seconds for their first token, a few B streams crawl, and the slower a stream the likelier the
+ * user stopped it (`aborted`) or left (`incomplete`), always after its first token.
+ */
 function records(start, end) {
   const random = mulberry32(start + 1);
+  const giveUp = mulberry32(start + 10_007); // its own sequence: the other figures stay as they were
   return Array.from({ length: end - start }, (_, k) => {
     const i = start + k;
     const variant = i % 2 ? 'B' : 'A';
-    const tpot = variant === 'A' ? 18 + random() * 14 : 32 + random() * 30;
-    const ttft = 250 + random() * 900 + (i % 3 === 0 ? 600 : 0);
+    const crawls = variant === 'B' && i % 29 === 5;
+    const tpot = (variant === 'A' ? 18 + random() * 14 : 32 + random() * 30) * (crawls ? 3 : 1);
+    const ttft = 250 + random() * 900 + (i % 3 === 0 ? 600 : 0) + (i % 23 === 7 ? 2000 : 0) + (i % 41 === 11 ? 4500 : 0);
+    const stopChance = 0.04 + Math.max(0, ttft - 1000) / 6000 + Math.max(0, tpot - 40) / 200;
+    const u = giveUp();
+    const status = u >= stopChance ? 'ok' : u < stopChance / 3 ? 'incomplete' : 'aborted';
     const tokens = 20 + Math.floor(random() * 700);
     const stalled = variant === 'B' && random() < 0.2;
     const gapP90 = tpot * (1.4 + random());
@@ -312,7 +376,7 @@ function records(start, end) {
       variant,
       appVersion: '1.4.2',
       format: 'openai',
-      status: 'ok',
+      status,
       httpStatus: 200,
       renderSource: 'dom',
       ttfbMs: ttft * 0.6,
@@ -335,7 +399,7 @@ function records(start, end) {
       durationMs: duration,
       ...(i % 7 === 3 ? {} : { cadence }),
       hidden: false,
-      finishReason: 'stop',
+      finishReason: status === 'ok' ? 'stop' : null,
       anomalies: { malformedEvents: 0, oversizeDropped: 0, unterminatedLast: false },
       def: 1,
       connection: i % 5 === 0 ? '3g' : '4g',

@@ -6,7 +6,7 @@ import { AB_METRICS } from './view-state.js';
 
 /** Shows `compare`, the API's answer for arms `a` and `b` on `metric`. */
 export function renderComparison(compare, metric) {
-  const { a, b, difference, mannWhitney, stallRate, goodput } = compare;
+  const { a, b, difference, mannWhitney, stallRate, stopRate, goodput } = compare;
   const name = AB_METRICS[metric] ?? metric;
   const row = (label, left, right, test) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', { class: 'num' }, left), el('td', { class: 'num' }, right), el('td', { class: 'num test' }, test));
   const table = el('table', { class: 'ab-table' },
@@ -15,6 +15,7 @@ export function renderComparison(compare, metric) {
       row('streams', count(a.count), count(b.count), ''),
       row(`median ${name}`, ms(a.median), ms(b.median), `Mann-Whitney p ${pValue(mannWhitney?.pValue)}`),
       row('stall rate', percent(stallRate?.a), percent(stallRate?.b), `p ${pValue(stallRate?.pValue)}`),
+      row('stop rate', percent(stopRate?.a), percent(stopRate?.b), `p ${pValue(stopRate?.pValue)}`),
       row('goodput', percent(goodput?.a), percent(goodput?.b), `p ${pValue(goodput?.pValue)}`)));
   const [low, high] = difference?.ci95 ?? [null, null];
   const shift = el('p', { class: 'ab-difference' }, `difference in ${name} (b − a): `, el('strong', {}, signedMs(difference?.estimate)),

@@ -25,6 +25,18 @@ export function percent(share) {
   return `${byDigits[share * 100 >= 99.95 || share === 0 ? 0 : 1].format(share * 100)}%`;
 }
 
+const plain = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+
+/**
+ * A band of `from` to `to` ms as its reader would say it, in seconds (`unit` 's') or milliseconds
+ * ('ms'): "< 0.5 s" from 0, "0.5–1 s", "≥ 8 s" when `to` is null (no upper end).
+ */
+export function band(from, to, unit) {
+  const show = (v) => plain.format(unit === 's' ? v / 1000 : v);
+  if (isMissing(to)) return `≥ ${show(from)} ${unit}`;
+  return from === 0 ? `< ${show(to)} ${unit}` : `${show(from)}–${show(to)} ${unit}`;
+}
+
 /** A p-value: small ones as "< 0.001" rather than a string of zeros. */
 export function pValue(p) {
   if (isMissing(p)) return NONE;

@@ -14,6 +14,7 @@ const COLUMNS = [
   { head: 'gap p90', title: "90th percentile over streams of each stream's render-gap p90", cell: (g) => number(g.gapP90Ms?.p90) },
   { head: 'render delay', title: "median over streams of each stream's render delay p50 (paint minus arrival)", cell: (g) => number(g.renderDelayMs?.p50) },
   { head: 'stall rate', title: 'share of streams with a render gap of 500 ms or more', cell: (g) => percent(g.stallRate) },
+  { head: 'stop rate', title: 'share of the streams that had started answering which the user stopped or left', cell: (g) => percent(g.stopRate) },
   { head: 'goodput', title: 'share of streams meeting every SLO at once', cell: (g) => percent(g.goodput) },
 ];
 

@@ -8,7 +8,9 @@ import { renderDistributions } from './distribution.js';
 import { byId, el, replaceChildren } from './dom.js';
 import { clock } from './format.js';
 import { renderGroupsTable } from './groups-table.js';
+import { renderLengthTable } from './length-table.js';
 import { renderStreamsTable, SLOWEST_LIMIT } from './streams-table.js';
+import { renderStops } from './stops-panel.js';
 import { renderTileCharts, renderTiles, TILE_SERIES } from './headline.js';
 import { AB_DIMENSIONS, FILTER_DIMENSIONS, parseHash, timeWindow, toHash } from './view-state.js';
 
@@ -42,7 +44,11 @@ async function refresh() {
   if (dimensionsAnswer) fillFilters(dimensionsAnswer.groups, state.filters);
   const streams = totalAnswer?.groups[0]?.count ?? 0;
   showEmpty(totalAnswer !== null && streams === 0);
-  if (totalAnswer) renderTiles(totalAnswer.groups[0], state.slo);
+  if (totalAnswer) {
+    renderTiles(totalAnswer.groups[0], state.slo);
+    renderStops(totalAnswer.groups);
+    renderLengthTable(totalAnswer.groups[0]);
+  }
   if (byModelAnswer) renderGroupsTable(byModelAnswer.groups, state.slo);
   if (byVariantAnswer) renderDistributions(byVariantAnswer.groups);
   if (slowestAnswer) renderStreamsTable(slowestAnswer.streams, slowestAnswer.sort);
