@@ -4,7 +4,7 @@
 // measurement of a real stream painted in a real page; then the A/B summary is printed.
 //
 //   npm start  # in another terminal, then:
-//   npm run simulate [-- --chats 300 --parallel 6 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
+//   npm run simulate [-- --chats 300 --parallel 6 --impatient 0.3 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
 //   npm run simulate -- --standalone [--db data/beacons.db]   # starts its own collector and servers
 import { parseArgs } from 'node:util';
 import { launchChromium } from '../tests/js/browsers/chromium.mjs';
@@ -20,6 +20,7 @@ const { values: options } = parseArgs({
     db: { type: 'string', default: 'data/beacons.db' },
     'max-seconds': { type: 'string', default: '600' },
     seed: { type: 'string', default: '1' },
+    impatient: { type: 'string', default: '0.3' },
   },
 });
 const CHATS = positive('chats');
@@ -39,6 +40,10 @@ const PROMPTS = {
 };
 // A user's conversation is one browser session, 3 to 12 chats, in one variant (A and B take turns).
 const SESSION_CHATS = [3, 12];
+// Some users give up: this share of chats (--impatient) is watched for 2 to 10 s after the first token,
+// then stopped if still streaming. A slow stream is stopped more often, as the dashboard's stops by TPOT show.
+const IMPATIENT_SHARE = share('impatient');
+const PATIENCE_MS = [2000, 10_000];
 
 const random = mulberry32(Number(options.seed));
 const demo = options.standalone ? await startDemo({ db: options.db }) : null;
@@ -52,7 +57,7 @@ try {
   await reachable(collectorUrl, pageUrl);
   browser = await launchChromium();
   const startedAt = Date.now();
-  const tally = { started: 0, done: 0, failed: 0, A: 0, B: 0 };
+  const tally = { started: 0, done: 0, failed: 0, stopped: 0, A: 0, B: 0 };
   console.log(`simulate: ${CHATS} chats, ${PARALLEL} pages at once, on ${pageUrl}`);
   let nextVariant = 0;
   const progress = every(Math.max(1, Math.round(CHATS / 10)), () =>
@@ -67,7 +72,7 @@ try {
   }));
 
   const finished = tally.done + tally.failed;
-  console.log(`simulate: ${finished} chats in ${Math.round((Date.now() - startedAt) / 1000)} s (${tally.failed} failed)${finished < CHATS ? ': stopped at --max-seconds' : ''}`);
+  console.log(`simulate: ${finished} chats in ${Math.round((Date.now() - startedAt) / 1000)} s (${tally.failed} failed, ${tally.stopped} stopped by the user)${finished < CHATS ? ': stopped at --max-seconds' : ''}`);
   await printSummary(startedAt - 1000, tally.done);
   console.log(`dashboard: ${collectorUrl}/`);
   await stop(tally.done > 0 ? 0 : 1);
@@ -86,9 +91,10 @@ async function session(variant, length, tally, progress) {
     await page.selectOption('#variant', variant);
     for (let i = 0; i < length && tally.started < CHATS && Date.now() < DEADLINE; i++) {
       tally.started++;
-      const ok = await chat(page, pick(MODELS), pick(FORMATS), pick(SCENARIOS));
-      tally[ok ? 'done' : 'failed']++;
-      if (ok) tally[variant]++;
+      const status = await chat(page, pick(MODELS), pick(FORMATS), pick(SCENARIOS));
+      tally[status ? 'done' : 'failed']++;
+      if (status) tally[variant]++;
+      if (status === 'aborted') tally.stopped++;
       progress();
     }
     await page.evaluate(() => window.chat.flush());
@@ -97,20 +103,33 @@ async function session(variant, length, tally, progress) {
   }
 }
 
-/** Types a prompt and sends it with these settings, through the page's own controls; true when measured. */
+/**
+ * Types a prompt and sends it with these settings, through the page's own controls; an impatient user
+ * presses Stop when the answer still streams once their patience is over. The measured report's
+ * status, or null when the chat was not measured.
+ */
 async function chat(page, model, format, scenario) {
   await page.selectOption('#model', model);
   await page.selectOption('#format', format);
   await page.selectOption('#scenario', scenario);
   const count = await page.evaluate(() => window.chat.answers.length);
   await page.fill('#prompt', PROMPTS[scenario][Math.floor(random() * PROMPTS[scenario].length)]);
+  const patience = random() < IMPATIENT_SHARE ? PATIENCE_MS[0] + random() * (PATIENCE_MS[1] - PATIENCE_MS[0]) : null;
   await page.press('#prompt', 'Enter');
+  const until = (condition, timeout) => page.waitForFunction(condition, count, { timeout, polling: 50 });
+  const ended = (n) => ['done', 'failed'].includes(window.chat.answers[n]?.state);
   try {
-    await page.waitForFunction((n) => ['done', 'failed'].includes(window.chat.answers[n]?.state), count, { timeout: CHAT_TIMEOUT_MS, polling: 50 });
+    if (patience != null) {
+      await until((n) => window.chat.answers[n]?.text || ['done', 'failed'].includes(window.chat.answers[n]?.state), CHAT_TIMEOUT_MS);
+      const gaveUp = await until(ended, patience).then(() => false, () => true);
+      // A click, not page.click: the stream may have ended meanwhile, and a disabled Stop does nothing.
+      if (gaveUp) await page.evaluate(() => document.querySelector('#stop').click());
+    }
+    await until(ended, CHAT_TIMEOUT_MS);
   } catch {
-    return false;
+    return null;
   }
-  return page.evaluate((n) => window.chat.answers[n].state === 'done', count);
+  return page.evaluate((n) => (window.chat.answers[n].state === 'done' ? window.chat.answers[n].report.status : null), count);
 }
 
 /** Waits (up to 5 s) for the collector to hold the run's records, then prints the A/B summary. */
@@ -129,11 +148,12 @@ async function printSummary(from, expected) {
   }
   console.log(`collector: ${stored} records stored for this run (${expected} chats measured); GET /api/summary?groupBy=variant:`);
   const ms = (stats, q) => (stats?.[q] == null ? '–' : stats[q].toFixed(1));
+  const percent = (share) => (share == null ? '–' : `${(share * 100).toFixed(1)}%`);
   const rows = (await summary('variant')).groups.map((g) => [
     g.key.variant ?? '(none)', String(g.count), ms(g.ttftMs, 'p50'), ms(g.ttftMs, 'p90'), ms(g.tpotMs, 'p50'), ms(g.tpotMs, 'p90'),
-    ms(g.gapP90Ms, 'p50'), g.stallRate == null ? '–' : `${(g.stallRate * 100).toFixed(1)}%`,
+    ms(g.gapP90Ms, 'p50'), percent(g.stallRate), percent(g.stopRate),
   ]);
-  const header = ['variant', 'streams', 'TTFT p50', 'TTFT p90', 'TPOT p50', 'TPOT p90', 'gap p90 (p50)', 'stall rate'];
+  const header = ['variant', 'streams', 'TTFT p50', 'TTFT p90', 'TPOT p50', 'TPOT p90', 'gap p90 (p50)', 'stall rate', 'stop rate'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const row of [header, ...rows]) console.log(`  ${row.map((cell, i) => cell.padStart(widths[i])).join('  ')}`);
   console.log('  (times in ms: render TTFT and TPOT as painted in the page; B writes 4 tokens at a time)');
@@ -157,6 +177,15 @@ async function stop(code) {
   await browser?.close().catch(() => {});
   await demo?.close();
   process.exit(code);
+}
+
+function share(name) {
+  const value = Number(options[name]);
+  if (!(value >= 0 && value <= 1)) {
+    console.error(`simulate: --${name} must be a share from 0 to 1`);
+    process.exit(2);
+  }
+  return value;
 }
 
 function positive(name) {

@@ -36,6 +36,8 @@ const $ = (selector) => document.querySelector(selector);
 const messages = $('#messages');
 const answers = [];
 const awaitingReport = [];
+// The answer streaming now: Stop cancels it, as a user who gives up would (the meter reports `aborted`).
+let current = null;
 
 const meter = await createMeter({
   endpoint: `${collectorUrl}/v1/beacons`,
@@ -65,6 +67,7 @@ $('#composer').addEventListener('submit', (event) => {
   const prompt = $('#prompt').value.trim();
   if (prompt && !$('#send').disabled) send(prompt);
 });
+$('#stop').addEventListener('click', () => current?.abort());
 $('#prompt').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
@@ -82,7 +85,10 @@ async function send(prompt) {
   const scenario = SCENARIOS[settings.scenario];
   // The stream's own model name is on the report; the scenario and variant are the app's to say.
   meter.setDimensions({ scenario: settings.scenario, variant: settings.variant });
+  const stop = new AbortController();
+  current = stop;
   $('#send').disabled = true;
+  $('#stop').disabled = false;
   $('#prompt').value = '';
   append('prompt', prompt);
 
@@ -96,7 +102,7 @@ async function send(prompt) {
   let stream = null;
   try {
     // text/plain keeps it a simple cross-origin request: no CORS preflight in front of the timed one.
-    const response = await fetch(llmUrl + path, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ ...body, schedule }) });
+    const response = await fetch(llmUrl + path, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ ...body, schedule }), signal: stop.signal });
     if (!response.ok) throw new Error(`the API answered ${response.status}: ${await response.text()}`);
     stream = response;
     answer.schedule = JSON.parse(response.headers.get('x-scripted-schedule'));
@@ -108,11 +114,19 @@ async function send(prompt) {
   } catch (error) {
     // Only a stream gets a report (an error answer is JSON, and a failed fetch has no response).
     if (!stream) awaitingReport.splice(awaitingReport.indexOf(answer), 1);
-    answer.state = 'failed';
-    element.dataset.state = 'failed';
-    text.appendData(`${answer.text ? '\n' : ''}${error.message}`);
+    if (stream && stop.signal.aborted) {
+      // The meter's report (status aborted) may have come first and finished the answer already.
+      if (answer.state === 'streaming') answer.state = 'streamed';
+      text.appendData(' [stopped]');
+    } else {
+      answer.state = 'failed';
+      element.dataset.state = 'failed';
+      text.appendData(`${answer.text ? '\n' : ''}${error.message}`);
+    }
   } finally {
+    current = null;
     $('#send').disabled = false;
+    $('#stop').disabled = true;
   }
 }
 
