@@ -5,11 +5,12 @@
 //!
 //! - `POST /v1/beacons`: the envelope as `application/json` or `text/plain` (what `sendBeacon`
 //!   sends), optionally `Content-Encoding: gzip`; see [`http`] for every answer.
-//! - `GET /api/summary`: per-group count, RPM, token throughput, percentiles, stall rate, goodput
-//!   and length bands; see [`summary`].
+//! - `GET /api/summary`: per-group count, RPM, token throughput, percentiles, stall rate, goodput,
+//!   stop rate and length bands; see [`summary`].
 //! - `GET /api/timeseries`: one figure per time bucket and group; see [`timeseries`].
 //! - `GET /api/compare`: an A/B judgement with Mann-Whitney and two-proportion tests; see [`compare`].
 //! - `GET /api/streams`: single streams sorted by a figure (the slowest first); see [`streams`].
+//! - `GET /api/diagnosis`: where the experience breaks, in plain words, with tests; see [`diagnosis`].
 //! - `GET /health`; any other GET serves the dashboard (`--dashboard DIR`).
 //!
 //! Storage is behind [`store::Store`] (SQLite by default, ClickHouse with `--clickhouse`); the
@@ -20,6 +21,7 @@
 //! capped ([`query_limit`]), and a handler that panics answers 500 ([`catch_panic`]).
 
 pub mod compare;
+pub mod diagnosis;
 pub mod dims;
 pub mod http;
 pub mod params;

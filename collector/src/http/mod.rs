@@ -40,7 +40,7 @@ use crate::http::query_limit::QueryLimit;
 use crate::http::rate_limit::{retry_after_seconds, RateLimit};
 use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
-use crate::{compare, streams, summary, timeseries};
+use crate::{compare, diagnosis, streams, summary, timeseries};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, RawQuery, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
@@ -113,6 +113,7 @@ pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
         .route("/api/timeseries", get(|s: State<AppState>, q: RawQuery| analytics(s, q, timeseries::parse, timeseries::timeseries)))
         .route("/api/compare", get(|s: State<AppState>, q: RawQuery| analytics(s, q, compare::parse, compare::compare)))
         .route("/api/streams", get(|s: State<AppState>, q: RawQuery| analytics(s, q, streams::parse, streams::streams)))
+        .route("/api/diagnosis", get(|s: State<AppState>, q: RawQuery| analytics(s, q, diagnosis::parse, diagnosis::diagnosis)))
         .route_layer(middleware::from_fn_with_state(state.clone(), api_access));
     Router::new()
         .route("/v1/beacons", post(ingest))

@@ -1,0 +1,314 @@
+//! `GET /api/diagnosis`: where the experience breaks, in plain words, each finding backed by figures
+//! and a test. Parameters: the window and filters of [`crate::params`] (`groupBy` and the SLOs are
+//! refused as unknown).
+//!
+//! Answer: `{ "def": 1, "from", "to", "findings": [ { "kind", "severity", "text", "evidence" } ] }`,
+//! the most severe first (`high`, then `medium`; by effect within), at most [`MAX_FINDINGS`].
+//!
+//! No fixed thresholds of good and bad: the same TPOT can be fine for one product and slow for
+//! another (the seed's own warning). A finding compares streams measured the same way in the same
+//! window:
+//! - **by dimension**: each value of each dimension (the [`VALUES_PER_DIMENSION`] busiest; a null is
+//!   a value) against all other streams: `start` when its TTFT is slower, `stream` when its TPOT is
+//!   slower, its rhythm more uneven (per-stream gap p90) or it stalls more often, `page` when its
+//!   render delay (arrival to paint) is longer;
+//! - **by load** (`load`): the busiest quarter of the window's minutes (hours for windows over a day,
+//!   days over 60 days) against the quietest quarter, when the busy ones carry at least twice the
+//!   streams per minute: TTFT and TPOT at peak against quiet times.
+//!
+//! Medians are compared with Mood's median test (streams above the pooled median, a two-proportion
+//! test) and stall rates with a two-proportion z-test; a finding needs p below [`ALPHA`] (small,
+//! since a window is tested many times), at least [`MIN_STREAMS`] streams on each side, and a
+//! material effect: a median at least [`MIN_RATIO`] times the others' and [`MIN_DIFFERENCE_MS`] ms
+//! more for that metric; a stall rate at least twice the others' and 5 points more. A finding is
+//! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
+//! 1%), as every percentile of the analytics.
+//!
+//! Not yet: `network` (arrival gaps against the server's cadence), which the rollups do not hold.
+//!
+//! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
+//! store) and one per time bucket for the load; memory O(dimensions × [`VALUES_PER_DIMENSION`] +
+//! time buckets) rollups, at most [`MAX_BUCKETS`] buckets.
+
+use crate::dims::{Dim, Dims, Metric};
+use crate::params::{self, Takes, Window};
+use crate::query::visit_window;
+use crate::rollup::{sketch_count_in, Grain, Rollup};
+use crate::stats::two_proportion;
+use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
+use crate::summary::DEF;
+use crate::validate::Invalid;
+use llm_ux_meter::metrics::sketch::Sketch;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The busiest values of each dimension that are tested.
+pub const VALUES_PER_DIMENSION: usize = 20;
+/// The fewest streams on each side of a comparison.
+pub const MIN_STREAMS: u64 = 30;
+/// The largest p-value of a finding.
+pub const ALPHA: f64 = 0.001;
+/// The smallest ratio of medians that is a finding (1.25 for load).
+pub const MIN_RATIO: f64 = 1.5;
+const MIN_LOAD_RATIO: f64 = 1.25;
+/// Effects at least this many times are `high`.
+pub const HIGH_RATIO: f64 = 2.0;
+/// The most findings an answer lists.
+pub const MAX_FINDINGS: usize = 20;
+/// The most time buckets the load comparison reads.
+pub const MAX_BUCKETS: usize = 1440;
+
+/// The metrics compared by dimension, each with its kind, the smallest difference that matters (ms)
+/// and the words of its finding.
+const COMPARED: [(Metric, &str, f64, &str); 4] = [
+    (Metric::TtftMs, "start", 100.0, "is slow to start"),
+    (Metric::TpotMs, "stream", 5.0, "streams slowly"),
+    (Metric::GapP90Ms, "stream", 20.0, "streams unevenly"),
+    (Metric::RenderDelayMs, "page", 10.0, "is painted late by the page"),
+];
+
+/// Parses the query string ([`params::parse`], no `groupBy`, no SLO). O(query length).
+pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<Window, Invalid> {
+    params::parse(raw, now_ms, &[], Takes { group_by: false, slo: false }).map(|(window, _)| window)
+}
+
+/// One finding, in the answer's shape.
+struct Finding {
+    kind: &'static str,
+    effect: f64,
+    text: String,
+    evidence: Value,
+}
+
+impl Finding {
+    fn severity(&self) -> &'static str {
+        if self.effect >= HIGH_RATIO {
+            "high"
+        } else {
+            "medium"
+        }
+    }
+}
+
+/// The diagnosis of `window`. Time and memory as the module doc says.
+pub fn diagnosis(store: &dyn Store, window: &Window) -> Result<Value, StoreError> {
+    let mut findings = by_dimension(store, window)?;
+    findings.extend(by_load(store, window)?);
+    findings.sort_by(|a, b| (a.severity() != "high").cmp(&(b.severity() != "high")).then(b.effect.total_cmp(&a.effect)));
+    findings.truncate(MAX_FINDINGS);
+    let findings: Vec<Value> = findings.into_iter().map(|f| json!({ "kind": f.kind, "severity": f.severity(), "text": f.text, "evidence": f.evidence })).collect();
+    Ok(json!({ "def": DEF, "from": window.from, "to": window.to, "findings": findings }))
+}
+
+const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true, false], extras: false, joint: JointNeed::Nothing };
+
+/// Each tested value of each dimension against the other streams.
+fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
+    let mut tested: BTreeMap<(Dim, Option<String>), Rollup> = BTreeMap::new();
+    for dim in Dim::ALL {
+        for key in store.busiest_groups(window.from, window.to, &[dim], &window.filters, VALUES_PER_DIMENSION)?.keys {
+            tested.insert((dim, key.into_iter().next().flatten()), Rollup::default());
+        }
+    }
+    let mut all = Rollup::default();
+    visit_window(store, window.from, window.to, Grain::Day, Selection::filtered(&window.filters), NEEDS, |_, dims: &Dims, piece| {
+        all.merge_without_joint(piece);
+        for dim in Dim::ALL {
+            if let Some(rollup) = tested.get_mut(&(dim, dims[dim.index()].clone())) {
+                rollup.merge_without_joint(piece);
+            }
+        }
+    })?;
+    let mut findings = Vec::new();
+    for ((dim, value), group) in &tested {
+        let who = format!("{} {}", dim.name(), value.as_deref().map_or("(none)".to_owned(), |v| format!("{v:?}")));
+        let subject = json!({ "dimension": dim.name(), "value": value });
+        for (metric, kind, min_difference, words) in COMPARED {
+            let Some(c) = Comparison::of(group.metric(metric).sketch.clone(), without(&all.metric(metric).sketch, &group.metric(metric).sketch)) else { continue };
+            if c.is_finding(MIN_RATIO, min_difference) {
+                let text = format!("{who} {words}: its median {} is {} against {} for the other streams ({:.1}×; {}, {} vs {} streams).", metric.label(), ms(c.p50), ms(c.other_p50), c.ratio(), p_text(c.p_value), c.streams, c.other_streams);
+                findings.push(Finding { kind, effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) });
+            }
+        }
+        if let Some(finding) = stalls(&who, &subject, group, &all) {
+            findings.push(finding);
+        }
+    }
+    Ok(findings)
+}
+
+/// A `stream` finding when `group` stalls more often than the other streams of `all`.
+fn stalls(who: &str, subject: &Value, group: &Rollup, all: &Rollup) -> Option<Finding> {
+    let (known, stalled) = (group.stall_known, group.stalled);
+    let (other_known, other_stalled) = (all.stall_known.saturating_sub(known), all.stalled.saturating_sub(stalled));
+    if known < MIN_STREAMS || other_known < MIN_STREAMS {
+        return None;
+    }
+    let (rate, other_rate) = (stalled as f64 / known as f64, other_stalled as f64 / other_known as f64);
+    let p = two_proportion(stalled, known, other_stalled, other_known)?;
+    if p >= ALPHA || rate < 2.0 * other_rate || rate - other_rate < 0.05 {
+        return None;
+    }
+    let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY };
+    let text = format!("{who} stalls often: {:.0}% of its streams paused for 500 ms or more, against {:.0}% of the other streams ({}, {known} vs {other_known} streams).", rate * 100.0, other_rate * 100.0, p_text(p));
+    let mut evidence = subject.clone();
+    let fields = json!({ "metric": "stallRate", "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p });
+    evidence.as_object_mut()?.extend(fields.as_object()?.clone());
+    Some(Finding { kind: "stream", effect, text, evidence })
+}
+
+/// The window's busiest quarter of time buckets against its quietest quarter.
+fn by_load(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
+    let span = window.to - window.from;
+    let Some(grain) = [Grain::Minute, Grain::Hour, Grain::Day].into_iter().find(|g| span / g.ms() <= MAX_BUCKETS as i64) else { return Ok(Vec::new()) };
+    let needs = Needs { per_bucket: true, metrics: [true, true, false, false, false], extras: false, joint: JointNeed::Nothing };
+    let mut buckets: BTreeMap<i64, Rollup> = BTreeMap::new();
+    visit_window(store, window.from, window.to, grain, Selection::filtered(&window.filters), needs, |start, _, piece| {
+        buckets.entry(grain.bucket_of(start as f64)).or_default().merge_without_joint(piece);
+    })?;
+    let mut by_count: Vec<&Rollup> = buckets.values().collect();
+    if by_count.len() < 8 {
+        return Ok(Vec::new());
+    }
+    by_count.sort_by_key(|r| r.count);
+    let quarter = by_count.len() / 4;
+    let merged = |rs: &[&Rollup]| rs.iter().fold(Rollup::default(), |mut all, r| {
+        all.merge_without_joint(r);
+        all
+    });
+    let (quiet, busy) = (merged(&by_count[..quarter]), merged(&by_count[by_count.len() - quarter..]));
+    let per_minute = |r: &Rollup| r.count as f64 * 60_000.0 / (quarter as i64 * grain.ms()) as f64;
+    let (busy_rpm, quiet_rpm) = (per_minute(&busy), per_minute(&quiet));
+    if busy_rpm < 2.0 * quiet_rpm {
+        return Ok(Vec::new());
+    }
+    let mut findings = Vec::new();
+    for (metric, _, min_difference, _) in &COMPARED[..2] {
+        let Some(c) = Comparison::of(busy.metric(*metric).sketch.clone(), quiet.metric(*metric).sketch.clone()) else { continue };
+        if c.is_finding(MIN_LOAD_RATIO, *min_difference) {
+            let text = format!(
+                "Slower at peak: when traffic is highest ({busy_rpm:.1} streams a minute against {quiet_rpm:.1}), the median {} is {} against {} at quiet times ({:.1}×; {}).",
+                metric.label(), ms(c.p50), ms(c.other_p50), c.ratio(), p_text(c.p_value)
+            );
+            let subject = json!({ "bucketMs": grain.ms(), "buckets": quarter, "rpm": busy_rpm, "otherRpm": quiet_rpm });
+            findings.push(Finding { kind: "load", effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) });
+        }
+    }
+    Ok(findings)
+}
+
+/// One metric's distribution in a group against another's, with Mood's median test.
+struct Comparison {
+    streams: u64,
+    other_streams: u64,
+    p50: f64,
+    other_p50: f64,
+    p_value: f64,
+}
+
+impl Comparison {
+    /// `None` when a side has fewer than [`MIN_STREAMS`] values.
+    fn of(group: Sketch, other: Sketch) -> Option<Comparison> {
+        let (streams, other_streams) = (group.count(), other.count());
+        if streams < MIN_STREAMS || other_streams < MIN_STREAMS {
+            return None;
+        }
+        let mut pooled = group.clone();
+        pooled.merge(&other);
+        let median = pooled.quantile(0.5)?;
+        // Above the pooled median's bucket: a value in it is not above.
+        let above = |s: &Sketch| sketch_count_in(s, median * (1.0 + 1e-9), f64::INFINITY);
+        let p_value = two_proportion(above(&group), streams, above(&other), other_streams)?;
+        Some(Comparison { streams, other_streams, p50: group.quantile(0.5)?, other_p50: other.quantile(0.5)?, p_value })
+    }
+
+    fn ratio(&self) -> f64 {
+        if self.other_p50 > 0.0 {
+            self.p50 / self.other_p50
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    fn is_finding(&self, min_ratio: f64, min_difference: f64) -> bool {
+        self.p_value < ALPHA && self.ratio() >= min_ratio && self.p50 - self.other_p50 >= min_difference
+    }
+
+    /// `subject`'s fields, then the metric, both sides and the test.
+    fn evidence(&self, subject: &Value, metric: &str) -> Value {
+        let mut evidence = subject.clone();
+        let fields = json!({
+            "metric": metric, "streams": self.streams, "p50": self.p50, "otherStreams": self.other_streams, "otherP50": self.other_p50,
+            "ratio": self.ratio(), "test": "Mood's median test", "pValue": self.p_value,
+        });
+        if let (Some(evidence), Value::Object(fields)) = (evidence.as_object_mut(), fields) {
+            evidence.extend(fields);
+        }
+        evidence
+    }
+}
+
+/// `all` less `part`, a sketch of some of its values (bucket counts subtracted; the extremes stay
+/// `all`'s, which bound the rest's too). O(buckets).
+fn without(all: &Sketch, part: &Sketch) -> Sketch {
+    let ((zeros, buckets), (part_zeros, part_buckets)) = (all.buckets(), part.buckets());
+    let mut remaining: Vec<(i32, u64)> = Vec::with_capacity(buckets.len());
+    let mut theirs = part_buckets.iter().peekable();
+    for &(key, n) in buckets {
+        while theirs.next_if(|&&(k, _)| k < key).is_some() {}
+        let taken = theirs.next_if(|&&(k, _)| k == key).map_or(0, |&(_, m)| m);
+        if n > taken {
+            remaining.push((key, n - taken));
+        }
+    }
+    let (min, max) = (all.min().unwrap_or(0.0), all.max().unwrap_or(0.0));
+    Sketch::from_parts(zeros.saturating_sub(part_zeros), remaining, min, max).unwrap_or_default()
+}
+
+/// A duration as people read it: whole ms below a second, else seconds to one decimal (two below 10 s).
+fn ms(value: f64) -> String {
+    if value < 1000.0 {
+        format!("{value:.0} ms")
+    } else {
+        format!("{:.2} s", value / 1000.0)
+    }
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_takes_a_part_away() {
+        let (mut all, mut part, mut rest) = (Sketch::new(), Sketch::new(), Sketch::new());
+        for i in 0..300 {
+            let v = (i * 7 % 400) as f64;
+            all.add(v);
+            if i % 3 == 0 { part.add(v) } else { rest.add(v) }
+        }
+        assert_eq!(without(&all, &part).buckets(), rest.buckets());
+        assert_eq!(without(&all, &all).count(), 0);
+    }
+
+    #[test]
+    fn mood_test_sees_a_shift_and_not_noise() {
+        let sketch = |values: &mut dyn Iterator<Item = f64>| {
+            let mut s = Sketch::new();
+            values.for_each(|v| s.add(v));
+            s
+        };
+        let slow = Comparison::of(sketch(&mut (0..200).map(|i| 900.0 + (i % 50) as f64 * 10.0)), sketch(&mut (0..400).map(|i| 300.0 + (i % 50) as f64 * 10.0))).unwrap();
+        assert!(slow.p_value < 1e-6 && slow.ratio() > 2.0 && slow.is_finding(MIN_RATIO, 100.0));
+        let same = Comparison::of(sketch(&mut (0..200).map(|i| 300.0 + (i % 50) as f64 * 10.0)), sketch(&mut (0..400).map(|i| 300.0 + (i % 50) as f64 * 10.0))).unwrap();
+        assert!(same.p_value > 0.5 && !same.is_finding(MIN_RATIO, 100.0));
+        assert!(Comparison::of(Sketch::new(), sketch(&mut (0..400).map(f64::from))).is_none(), "too few streams");
+    }
+}

@@ -1,0 +1,221 @@
+//! GET /api/diagnosis over real HTTP: traffic with one known cause per hour (a model slow to start,
+//! a model that stutters, an app version whose page paints late, a peak that slows everything), and
+//! a healthy hour. The diagnosis must name each cause, where it lies and nothing else, and nothing in
+//! the healthy hour; its figures are checked against the records as sent.
+
+mod common;
+
+use common::{envelope, recent, record, Server};
+use serde_json::{json, Value};
+use std::sync::LazyLock;
+
+static T0: LazyLock<f64> = LazyLock::new(|| recent(1_700_000_000_000.0));
+const HOUR: f64 = 3_600_000.0;
+const MINUTE: f64 = 60_000.0;
+
+struct Rng(u64);
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn between(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + self.unit() * (hi - lo)
+    }
+    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
+        of[(self.unit() * of.len() as f64) as usize % of.len()]
+    }
+}
+
+/// What goes wrong in an hour of traffic.
+#[derive(Clone, Copy, PartialEq)]
+enum Cause {
+    None,
+    SlowStart,
+    Stutter,
+    SlowPage,
+    Peak,
+}
+
+/// An hour of healthy traffic from `start` (two models, scenarios, variants, app versions and
+/// connections, every value alike), with `cause` added.
+fn hour(start: f64, cause: Cause, seed: u64) -> Vec<Value> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for i in 0..480 {
+        // A peak: a third of the streams fall in 8 of the 60 minutes, which then run slower.
+        let at_peak = cause == Cause::Peak && i % 3 == 0;
+        let minute = if at_peak { 20.0 + (i % 8) as f64 } else { (rng.unit() * 60.0).floor() };
+        let mut r = record(&format!("{seed}-{i}"));
+        r["startedAt"] = json!(start + minute * MINUTE + rng.between(0.0, MINUTE - 1.0));
+        let model = rng.pick(&["m-a", "m-b"]);
+        let app_version = rng.pick(&["1.0", "1.1"]);
+        r["model"] = json!(model);
+        r["scenario"] = json!(rng.pick(&["chat", "code"]));
+        r["variant"] = json!(rng.pick(&["A", "B"]));
+        r["appVersion"] = json!(app_version);
+        r["connection"] = json!(rng.pick(&["4g", "wifi"]));
+        let slow = if at_peak { 1.8 } else { 1.0 };
+        let ttft = rng.between(300.0, 700.0) * slow * if cause == Cause::SlowStart && model == "m-b" { 3.0 } else { 1.0 };
+        let tpot = rng.between(15.0, 30.0) * slow;
+        let uneven = if cause == Cause::Stutter && model == "m-b" { 3.0 } else { 1.0 };
+        let stall_share = if cause == Cause::Stutter && model == "m-b" { 0.4 } else { 0.02 };
+        let render_delay = rng.between(2.0, 8.0) * if cause == Cause::SlowPage && app_version == "1.1" { 10.0 } else { 1.0 };
+        r["ttftMs"] = json!(ttft);
+        r["ttftArrivalMs"] = json!(ttft - 5.0);
+        r["tpotMs"] = json!(tpot);
+        r["gaps"] = json!({ "p50": tpot, "p90": tpot * rng.between(1.4, 2.0) * uneven, "p99": tpot * 4.0, "max": tpot * 6.0 });
+        let stalled = rng.unit() < stall_share;
+        r["stalls"] = json!({ "count": u8::from(stalled), "count1000": 0, "longestMs": if stalled { 900 } else { 0 }, "totalMs": if stalled { 900 } else { 0 } });
+        r["renderDelay"] = json!({ "p50": render_delay, "p90": render_delay * 2.0 });
+        out.push(r);
+    }
+    out
+}
+
+fn ingest(server: &Server, records: &[Value]) {
+    for (n, chunk) in records.chunks(100).enumerate() {
+        let mut env = envelope(chunk.to_vec());
+        env["batchId"] = json!(format!("b-{n}-{}", chunk[0]["id"]));
+        env["sentAt"] = json!(chunk.iter().map(|r| r["startedAt"].as_f64().unwrap()).fold(0.0, f64::max) + 10_000.0);
+        let resp = server.post_json("/v1/beacons", &env);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    }
+}
+
+/// The findings of the hour from `start`, as (kind, where) pairs: where is `dimension=value`, or
+/// `peak` for a load finding.
+fn findings(server: &Server, start: f64) -> (Vec<(String, String)>, Value) {
+    let resp = server.get(&format!("/api/diagnosis?from={}&to={}", start as i64, (start + HOUR) as i64));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let body = resp.json();
+    assert_eq!((body["def"].clone(), body["from"].as_f64()), (json!(1), Some(start.floor())));
+    let named = body["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert!(["high", "medium"].contains(&f["severity"].as_str().unwrap()), "{f}");
+            assert!(f["text"].as_str().unwrap().len() > 40, "{f}");
+            assert!(f["evidence"]["pValue"].as_f64().unwrap() < 0.001, "{f}");
+            let place = match f["evidence"]["dimension"].as_str() {
+                Some(dim) => format!("{dim}={}", f["evidence"]["value"].as_str().unwrap()),
+                None => "peak".to_owned(),
+            };
+            (f["kind"].as_str().unwrap().to_owned(), place)
+        })
+        .collect();
+    (named, body)
+}
+
+/// The value at rank floor(n/2) of `values` (what the sketch's median approximates, within 1%).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[(values.len() - 1) / 2]
+}
+
+/// Mood's median test from the values themselves: each side's count above the pooled median, then
+/// the chi-square of the 2×2 table (1 degree of freedom: p = erfc(√(χ²/2))).
+fn mood_p(a: &[f64], b: &[f64]) -> f64 {
+    let pooled = median(a.iter().chain(b).copied().collect());
+    let above = |v: &[f64]| v.iter().filter(|&&x| x > pooled).count() as f64;
+    let (n1, n2, x1, x2) = (a.len() as f64, b.len() as f64, above(a), above(b));
+    let p = (x1 + x2) / (n1 + n2);
+    let chi2 = (x1 / n1 - x2 / n2).powi(2) / (p * (1.0 - p) * (1.0 / n1 + 1.0 / n2));
+    libm_erfc((chi2 / 2.0).sqrt())
+}
+
+/// erfc by its continued-fraction-free rational approximation (Numerical Recipes' erfcc, 1.2e-7).
+fn libm_erfc(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.5 * x.abs());
+    let y = t * (-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))).exp();
+    if x >= 0.0 { y } else { 2.0 - y }
+}
+
+fn close(got: &Value, want: f64, tolerance: f64, what: &str) {
+    let got = got.as_f64().unwrap_or_else(|| panic!("{what}: got {got}"));
+    assert!((got - want).abs() <= tolerance * want.abs(), "{what}: got {got}, want {want}");
+}
+
+#[test]
+fn names_each_cause_where_it_lies_and_nothing_when_healthy() {
+    let server = Server::start(&[]);
+    let hours: Vec<(f64, Cause, Vec<Value>)> =
+        [Cause::None, Cause::SlowStart, Cause::Stutter, Cause::SlowPage, Cause::Peak].into_iter().enumerate().map(|(k, cause)| {
+            let start = *T0 + k as f64 * HOUR;
+            (start, cause, hour(start, cause, 100 + k as u64))
+        }).collect();
+    for (_, _, records) in &hours {
+        ingest(&server, records);
+    }
+    let pair = |kind: &str, place: &str| (kind.to_owned(), place.to_owned());
+    for (start, cause, records) in &hours {
+        let (named, body) = findings(&server, *start);
+        let want = match cause {
+            Cause::None => vec![],
+            Cause::SlowStart => vec![pair("start", "model=m-b")],
+            // It stalls more often and its rhythm is uneven; its TPOT is as the other model's.
+            Cause::Stutter => vec![pair("stream", "model=m-b"), pair("stream", "model=m-b")],
+            Cause::SlowPage => vec![pair("page", "appVersion=1.1")],
+            Cause::Peak => vec![pair("load", "peak"), pair("load", "peak")],
+        };
+        let mut sorted = named.clone();
+        sorted.sort();
+        assert_eq!(sorted, want, "{}", serde_json::to_string_pretty(&body["findings"]).unwrap());
+        // Each figure of the evidence against the records as sent.
+        for f in body["findings"].as_array().unwrap() {
+            let e = &f["evidence"];
+            let value = |r: &Value| match e["metric"].as_str().unwrap() {
+                "ttftMs" => r["ttftMs"].as_f64(),
+                "tpotMs" => r["tpotMs"].as_f64(),
+                "gapP90Ms" => r["gaps"]["p90"].as_f64(),
+                "renderDelayMs" => r["renderDelay"]["p50"].as_f64(),
+                _ => None,
+            };
+            // Time buckets are UTC minutes (the hour's ends are partial minutes).
+            let minute = |r: &Value| (r["startedAt"].as_f64().unwrap() / MINUTE).floor() as i64;
+            let (group, other): (Vec<&Value>, Vec<&Value>) = if f["kind"] == "load" {
+                let mut counts = std::collections::BTreeMap::<i64, usize>::new();
+                records.iter().for_each(|r| *counts.entry(minute(r)).or_default() += 1);
+                let mut by_count: Vec<(usize, i64)> = counts.iter().map(|(&m, &n)| (n, m)).collect();
+                by_count.sort();
+                let quarter = by_count.len() / 4;
+                let busy: Vec<i64> = by_count[by_count.len() - quarter..].iter().map(|&(_, m)| m).collect();
+                let quiet: Vec<i64> = by_count[..quarter].iter().map(|&(_, m)| m).collect();
+                let busy_streams = records.iter().filter(|r| busy.contains(&minute(r))).count();
+                close(&e["rpm"], busy_streams as f64 / quarter as f64, 1e-9, "busy streams a minute");
+                (records.iter().filter(|r| busy.contains(&minute(r))).collect(), records.iter().filter(|r| quiet.contains(&minute(r))).collect())
+            } else {
+                let (dim, v) = (e["dimension"].as_str().unwrap(), &e["value"]);
+                records.iter().partition(|r| &r[dim] == v)
+            };
+            if e["metric"] == "stallRate" {
+                let rate = |rs: &[&Value]| rs.iter().filter(|r| r["stalls"]["count"] != json!(0)).count() as f64 / rs.len() as f64;
+                close(&e["rate"], rate(&group), 1e-9, "stall rate");
+                close(&e["otherRate"], rate(&other), 1e-9, "other stall rate");
+                assert_eq!((e["streams"].as_u64(), e["otherStreams"].as_u64()), (Some(group.len() as u64), Some(other.len() as u64)));
+                continue;
+            }
+            let (a, b): (Vec<f64>, Vec<f64>) = (group.iter().filter_map(|r| value(r)).collect(), other.iter().filter_map(|r| value(r)).collect());
+            assert_eq!((e["streams"].as_u64(), e["otherStreams"].as_u64()), (Some(a.len() as u64), Some(b.len() as u64)), "{f}");
+            close(&e["p50"], median(a.clone()), 0.011, "median");
+            close(&e["otherP50"], median(b.clone()), 0.011, "other median");
+            assert!(mood_p(&a, &b) < 0.001, "Mood's test on the values themselves agrees: {f}");
+        }
+    }
+    // The healthy hour's values really are alike: the test is not blind.
+    let (_, _, healthy) = &hours[0];
+    let ttft = |m: &str| healthy.iter().filter(|r| r["model"] == m).map(|r| r["ttftMs"].as_f64().unwrap()).collect::<Vec<_>>();
+    assert!(mood_p(&ttft("m-a"), &ttft("m-b")) > 0.001);
+}
+
+#[test]
+fn refuses_group_by_and_slos() {
+    let server = Server::start(&[]);
+    for (query, field) in [("groupBy=model", "groupBy"), ("slo.ttftMs=500", "slo.ttftMs"), ("from=x", "from")] {
+        let resp = server.get(&format!("/api/diagnosis?{query}"));
+        assert_eq!((resp.status, resp.json()["field"].clone()), (400, json!(field)), "{query}");
+    }
+    let empty = server.get("/api/diagnosis").json();
+    assert_eq!(empty["findings"], json!([]));
+}
