@@ -11,20 +11,21 @@
 //! - **by dimension**: each value of each dimension (the [`VALUES_PER_DIMENSION`] busiest; a null is
 //!   a value) against all other streams: `start` when its TTFT is slower, `stream` when its TPOT is
 //!   slower, its rhythm more uneven (per-stream gap p90) or it stalls more often, `page` when its
-//!   render delay (arrival to paint) is longer;
-//! - **by load** (`load`): the busiest quarter of the window's minutes (hours for windows over a day,
-//!   days over 60 days) against the quietest quarter, when the busy ones carry at least twice the
-//!   streams per minute: TTFT and TPOT at peak against quiet times.
+//!   render delay (arrival to paint) is longer, `network` when its output arrives in bunches more
+//!   often: most output events in the same network read as the one before, though the server sent
+//!   them apart ([`crate::rollup::bunched`]), as behind a buffering proxy;
+//! - **by load** (`load`): the busiest quarter of the window's whole minutes (hours for windows over
+//!   a day, days over 60 days; at least [`MIN_LOAD_BUCKETS`] with streams) against the quietest
+//!   quarter, when the busy ones carry at least twice the streams per minute: TTFT and TPOT at peak
+//!   against quiet times.
 //!
 //! Medians are compared with Mood's median test (streams above the pooled median, a two-proportion
-//! test) and stall rates with a two-proportion z-test; a finding needs p below [`ALPHA`] (small,
+//! test) and the shares of streams that stall or come in bunches with a two-proportion z-test; a finding needs p below [`ALPHA`] (small,
 //! since a window is tested many times), at least [`MIN_STREAMS`] streams on each side, and a
-//! material effect: a median at least [`MIN_RATIO`] times the others' and [`MIN_DIFFERENCE_MS`] ms
-//! more for that metric; a stall rate at least twice the others' and 5 points more. A finding is
+//! material effect: a median at least [`MIN_RATIO`] times the others' and some ms more for that
+//! metric; a share at least twice the others' and 5 points more. A finding is
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
-//!
-//! Not yet: `network` (arrival gaps against the server's cadence), which the rollups do not hold.
 //!
 //! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
 //! store) and one per time bucket for the load; memory O(dimensions × [`VALUES_PER_DIMENSION`] +
@@ -57,6 +58,8 @@ pub const HIGH_RATIO: f64 = 2.0;
 pub const MAX_FINDINGS: usize = 20;
 /// The most time buckets the load comparison reads.
 pub const MAX_BUCKETS: usize = 1440;
+/// The fewest time buckets with streams the load comparison needs (one a quarter).
+pub const MIN_LOAD_BUCKETS: usize = 4;
 
 /// The metrics compared by dimension, each with its kind, the smallest difference that matters (ms)
 /// and the words of its finding.
@@ -100,7 +103,7 @@ pub fn diagnosis(store: &dyn Store, window: &Window) -> Result<Value, StoreError
     Ok(json!({ "def": DEF, "from": window.from, "to": window.to, "findings": findings }))
 }
 
-const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true, false], extras: false, joint: JointNeed::Nothing };
+const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true, false], extras: true, joint: JointNeed::Nothing };
 
 /// Each tested value of each dimension against the other streams.
 fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
@@ -130,31 +133,48 @@ fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, Stor
                 findings.push(Finding { kind, effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) });
             }
         }
-        if let Some(finding) = stalls(&who, &subject, group, &all) {
-            findings.push(finding);
-        }
+        let stalls = Share { kind: "stream", metric: "stallRate", of: |r| (r.stall_known, r.stalled) };
+        findings.extend(stalls.finding(&subject, group, &all, |rate, other| {
+            format!("{who} stalls often: {rate:.0}% of its streams paused for 500 ms or more, against {other:.0}% of the other streams")
+        }));
+        let bunches = Share { kind: "network", metric: "bunchedRate", of: |r| (r.bunch_known, r.bunched) };
+        findings.extend(bunches.finding(&subject, group, &all, |rate, other| {
+            format!("{who} gets its tokens in bunches: in {rate:.0}% of its streams, most output events reached the page in the same network read as the one before (a buffering proxy or gateway holds them), against {other:.0}% of the other streams")
+        }));
     }
     Ok(findings)
 }
 
-/// A `stream` finding when `group` stalls more often than the other streams of `all`.
-fn stalls(who: &str, subject: &Value, group: &Rollup, all: &Rollup) -> Option<Finding> {
-    let (known, stalled) = (group.stall_known, group.stalled);
-    let (other_known, other_stalled) = (all.stall_known.saturating_sub(known), all.stalled.saturating_sub(stalled));
-    if known < MIN_STREAMS || other_known < MIN_STREAMS {
-        return None;
+/// A share of streams with some trait (of those where it is known), compared between a group and
+/// the other streams.
+struct Share {
+    kind: &'static str,
+    metric: &'static str,
+    /// The streams where the trait is known, and those with it.
+    of: fn(&Rollup) -> (u64, u64),
+}
+
+impl Share {
+    /// A finding when `group` has the trait more often than the other streams of `all` (the module
+    /// doc's rules), its text `words` of both rates in percent, then the test and the counts.
+    fn finding(&self, subject: &Value, group: &Rollup, all: &Rollup, words: impl Fn(f64, f64) -> String) -> Option<Finding> {
+        let ((known, with), (all_known, all_with)) = ((self.of)(group), (self.of)(all));
+        let (other_known, other_with) = (all_known.saturating_sub(known), all_with.saturating_sub(with));
+        if known < MIN_STREAMS || other_known < MIN_STREAMS {
+            return None;
+        }
+        let (rate, other_rate) = (with as f64 / known as f64, other_with as f64 / other_known as f64);
+        let p = two_proportion(with, known, other_with, other_known)?;
+        if p >= ALPHA || rate < 2.0 * other_rate || rate - other_rate < 0.05 {
+            return None;
+        }
+        let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY };
+        let mut evidence = subject.clone();
+        let fields = json!({ "metric": self.metric, "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p });
+        evidence.as_object_mut()?.extend(fields.as_object()?.clone());
+        let text = format!("{} ({}, {known} vs {other_known} streams).", words(rate * 100.0, other_rate * 100.0), p_text(p));
+        Some(Finding { kind: self.kind, effect, text, evidence })
     }
-    let (rate, other_rate) = (stalled as f64 / known as f64, other_stalled as f64 / other_known as f64);
-    let p = two_proportion(stalled, known, other_stalled, other_known)?;
-    if p >= ALPHA || rate < 2.0 * other_rate || rate - other_rate < 0.05 {
-        return None;
-    }
-    let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY };
-    let text = format!("{who} stalls often: {:.0}% of its streams paused for 500 ms or more, against {:.0}% of the other streams ({}, {known} vs {other_known} streams).", rate * 100.0, other_rate * 100.0, p_text(p));
-    let mut evidence = subject.clone();
-    let fields = json!({ "metric": "stallRate", "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p });
-    evidence.as_object_mut()?.extend(fields.as_object()?.clone());
-    Some(Finding { kind: "stream", effect, text, evidence })
 }
 
 /// The window's busiest quarter of time buckets against its quietest quarter.
@@ -163,11 +183,16 @@ fn by_load(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreErro
     let Some(grain) = [Grain::Minute, Grain::Hour, Grain::Day].into_iter().find(|g| span / g.ms() <= MAX_BUCKETS as i64) else { return Ok(Vec::new()) };
     let needs = Needs { per_bucket: true, metrics: [true, true, false, false, false], extras: false, joint: JointNeed::Nothing };
     let mut buckets: BTreeMap<i64, Rollup> = BTreeMap::new();
+    // Whole buckets only: a window's partial first and last ones would look quiet.
+    let whole = |bucket: i64| bucket >= window.from && bucket + grain.ms() <= window.to;
     visit_window(store, window.from, window.to, grain, Selection::filtered(&window.filters), needs, |start, _, piece| {
-        buckets.entry(grain.bucket_of(start as f64)).or_default().merge_without_joint(piece);
+        let bucket = grain.bucket_of(start as f64);
+        if whole(bucket) {
+            buckets.entry(bucket).or_default().merge_without_joint(piece);
+        }
     })?;
     let mut by_count: Vec<&Rollup> = buckets.values().collect();
-    if by_count.len() < 8 {
+    if by_count.len() < MIN_LOAD_BUCKETS {
         return Ok(Vec::new());
     }
     by_count.sort_by_key(|r| r.count);

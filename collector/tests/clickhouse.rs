@@ -73,6 +73,9 @@ fn dataset() -> Vec<Value> {
             r["outputTokens"] = json!(i * 13 % 900);
             r["stalls"] = if i % 5 == 0 { Value::Null } else { json!({ "count": i % 3, "count1000": 0, "longestMs": 10, "totalMs": (i % 3) as f64 * 250.5 }) };
             r["status"] = json!(["ok", "aborted", "ok", "incomplete", "error"][i % 5]);
+            // Bunched (a gap p50 of 0), not, and unknown (too few events).
+            r["arrivalGaps"]["p50"] = json!([0.0, 12.5, 0.0, 30.0][i % 4]);
+            r["outputEvents"] = json!(if i % 9 == 0 { 4 } else { 118 });
             if i % 11 == 0 {
                 r["ttftArrivalMs"] = Value::Null;
             }
@@ -482,6 +485,7 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     ClickHouseStore::open(&url, &db).unwrap().insert_batch(&before, 0).unwrap();
     backend::clickhouse("ALTER TABLE records DROP COLUMN cadence", Some(&db));
     backend::clickhouse("ALTER TABLE records DROP COLUMN clock_ms", Some(&db));
+    backend::clickhouse("ALTER TABLE records DROP COLUMN arrival_gap_p50_ms", Some(&db));
     // What the older collector made: a view whose `*` was expanded without them.
     backend::clickhouse("DROP TABLE unique_records", Some(&db));
     backend::clickhouse("CREATE VIEW unique_records AS SELECT * FROM records WHERE (id, copy) NOT IN (SELECT id, copy FROM duplicates)", Some(&db));
@@ -492,8 +496,8 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     env["records"][1]["cadence"] = json!([]);
     env["batchId"] = json!("b-2");
     ClickHouseStore::open(&url, &db).unwrap().insert_batch(&validate::envelope(&env, now_ms()).unwrap(), 0).unwrap();
-    let stored = backend::clickhouse("SELECT id, clock_ms, cadence FROM unique_records ORDER BY id FORMAT CSV", Some(&db));
-    assert_eq!(stored, "\"after\",0.1,\"[[5,1],[9,3]]\"\n\"before\",\\N,\\N\n\"empty\",0.005,\"[]\"\n");
+    let stored = backend::clickhouse("SELECT id, clock_ms, cadence, arrival_gap_p50_ms FROM unique_records ORDER BY id FORMAT CSV", Some(&db));
+    assert_eq!(stored, "\"after\",0.1,\"[[5,1],[9,3]]\",27\n\"before\",\\N,\\N,\\N\n\"empty\",0.005,\"[]\",27\n");
     let columns = |db: &str, table: &str| backend::clickhouse(&format!("SELECT name FROM system.columns WHERE database = '{db}' AND table = '{table}' FORMAT CSV"), None);
     let Some((url, new)) = fresh_database("an_older_records_table_gets_the_added_columns_if_the_store_made_it") else { return };
     drop(ClickHouseStore::open(&url, &new).unwrap());
@@ -505,7 +509,7 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
     backend::clickhouse("CREATE TABLE records (id String) ENGINE = Log", Some(&db));
     let err = ClickHouseStore::open(&url, &db).err().unwrap();
-    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms, cadence of this collector") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
+    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms, cadence, arrival_gap_p50_ms of this collector") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
 }
 
 #[test]

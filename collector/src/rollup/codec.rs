@@ -1,19 +1,19 @@
 //! The stored bytes of a [`Rollup`]: compact (LEB128 varints, delta-coded sketch keys) and checked
 //! on decode, so a damaged row is an error, never a wrong figure.
 //!
-//! Layout (version 2): `2`, count, output tokens, stall known, stalled, 3 bands; per metric: the sum
+//! Layout (version 3): `3`, count, output tokens, stall known, stalled, 3 bands; per metric: the sum
 //! (f64 LE), zeros, bucket count, then when non-empty min and max (f64 LE) and the buckets as
 //! (key delta zig-zag, count); the joint entries as count, then (TTFT key delta zig-zag, TPOT key
 //! zig-zag, count); reached, stopped; the bucket counts of stopped TTFT, stopped TPOT and the 3 bands'
-//! TPOT, each as entry count then (key delta zig-zag, count); 3 bands' stall known, 3 stalled.
-//! Encode and decode are O(size). Version 1 had no stops and no band figures: a store holding it
-//! rebuilds its rollups from its records.
+//! TPOT, each as entry count then (key delta zig-zag, count); 3 bands' stall known, 3 stalled;
+//! bunch known, bunched. Encode and decode are O(size). Version 1 had no stops and no band figures,
+//! version 2 no bunching: a store holding them rebuilds its rollups from its records.
 
 use super::{BucketCounts, Distribution, Rollup};
 use llm_ux_meter::metrics::sketch::Sketch;
 use std::fmt;
 
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 
 /// A stored rollup that cannot be read.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +67,7 @@ pub fn encode(r: &Rollup) -> Vec<u8> {
             previous = i64::from(key);
         }
     }
-    for n in r.band_stall_known.into_iter().chain(r.band_stalled) {
+    for n in r.band_stall_known.into_iter().chain(r.band_stalled).chain([r.bunch_known, r.bunched]) {
         put_u64(&mut out, n);
     }
     out
@@ -123,7 +123,7 @@ pub fn decode(bytes: &[u8]) -> Result<Rollup, DecodeError> {
         }
         *counts = BucketCounts::from_entries(entries).ok_or(DecodeError("bucket counts not in increasing order or zero"))?;
     }
-    for slot in r.band_stall_known.iter_mut().chain(&mut r.band_stalled) {
+    for slot in r.band_stall_known.iter_mut().chain(&mut r.band_stalled).chain([&mut r.bunch_known, &mut r.bunched]) {
         *slot = input.u64()?;
     }
     if !input.0.is_empty() {
@@ -204,6 +204,7 @@ mod tests {
                 stall_total_ms: Some(0.0),
                 reached: i % 5 != 0,
                 stopped: i % 3 == 0,
+                bunched: (i % 6 != 0).then_some(i % 4 == 0),
                 ..Row::default()
             });
         }
@@ -213,7 +214,7 @@ mod tests {
     #[test]
     fn round_trips() {
         let r = sample();
-        assert!(r.stopped > 0 && r.stopped_ttft.count() > 0 && r.band_tpot.iter().all(|b| b.count() > 0) && r.band_stalled.iter().all(|&n| n > 0), "every part is exercised");
+        assert!(r.stopped > 0 && r.stopped_ttft.count() > 0 && r.band_tpot.iter().all(|b| b.count() > 0) && r.band_stalled.iter().all(|&n| n > 0) && r.bunched > 0, "every part is exercised");
         assert_eq!(decode(&encode(&r)).unwrap(), r);
         assert_eq!(decode(&encode(&Rollup::default())).unwrap(), Rollup::default());
     }

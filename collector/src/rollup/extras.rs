@@ -1,5 +1,5 @@
-//! What a rollup counts of a stream beyond its metrics' distributions: whether users give up, and
-//! the figures per length band. One list, [`of`], read by [`Rollup::add`](super::Rollup::add) and
+//! What a rollup counts of a stream beyond its metrics' distributions: whether users give up, the
+//! figures per length band, and whether output arrived in bunches. One list, [`of`], read by [`Rollup::add`](super::Rollup::add) and
 //! written by the ClickHouse store as bucket-count rows beside the metrics' own (index after theirs),
 //! so the two stores count the same streams the same way.
 
@@ -22,10 +22,13 @@ pub enum Extra {
     /// Per length band, a stream whose stall count is known, and one with a stall.
     BandStallKnown(usize),
     BandStalled(usize),
+    /// A stream whose bunching is known ([`super::bunched`]), and one whose output came in bunches.
+    BunchKnown,
+    Bunched,
 }
 
 /// The number of [`Extra`]s.
-pub const COUNT: usize = 13;
+pub const COUNT: usize = 15;
 
 impl Extra {
     /// Every extra, in [`Extra::index`] order.
@@ -43,6 +46,8 @@ impl Extra {
         Extra::BandStalled(0),
         Extra::BandStalled(1),
         Extra::BandStalled(2),
+        Extra::BunchKnown,
+        Extra::Bunched,
     ];
 
     /// Its number among the bucket-count series a store keeps: after the metrics' ([`Metric::index`]).
@@ -57,7 +62,7 @@ impl Extra {
 
 /// The extras `row` adds, each once. O(1).
 pub fn of(row: &Row) -> Vec<(Extra, i32)> {
-    let mut out = Vec::with_capacity(6);
+    let mut out = Vec::with_capacity(8);
     if row.reached {
         out.push((Extra::Reached, 0));
         if row.stopped {
@@ -76,6 +81,12 @@ pub fn of(row: &Row) -> Vec<(Extra, i32)> {
             if stalls > 0 {
                 out.push((Extra::BandStalled(band), 0));
             }
+        }
+    }
+    if let Some(bunched) = row.bunched {
+        out.push((Extra::BunchKnown, 0));
+        if bunched {
+            out.push((Extra::Bunched, 0));
         }
     }
     out
@@ -104,5 +115,7 @@ mod tests {
         assert!(of(&never_started).is_empty(), "a stop before the first token is not a stop among reached streams");
         let unseen = Row { reached: true, stopped: true, ttft_ms: None, tpot_ms: None, ..Row::default() };
         assert_eq!(of(&unseen).len(), 2, "reached and stopped, with no value to band");
+        let bunched = |b| of(&Row { bunched: b, ..Row::default() }).into_iter().map(|(e, _)| e).collect::<Vec<_>>();
+        assert_eq!((bunched(Some(true)), bunched(Some(false)), bunched(None)), (vec![Extra::BunchKnown, Extra::Bunched], vec![Extra::BunchKnown], vec![]));
     }
 }

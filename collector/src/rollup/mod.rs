@@ -90,12 +90,25 @@ pub struct Row {
     pub reached: bool,
     /// Whether the stream ended before its end because the user stopped it or left ([`stops`]).
     pub stopped: bool,
+    /// Whether its output arrived in bunches ([`bunched`]); `None` when that is not known.
+    pub bunched: Option<bool>,
 }
 
 /// Whether a stream of `status` ended early by the user's doing: `aborted` (the app cancelled it:
 /// the stop button, a new question) or `incomplete` (the page was left).
 pub fn stops(status: &str) -> bool {
     matches!(status, "aborted" | "incomplete")
+}
+
+/// The fewest output events a stream needs for [`bunched`] to judge it: a short answer may fit in
+/// one network read whatever the path.
+pub const BUNCH_MIN_EVENTS: i64 = 10;
+
+/// Whether a stream's output arrived in bunches: at least half its output events came in the same
+/// read as the one before (arrival gap p50 of 0), as behind a buffering proxy, where the server sent
+/// them one by one. `None` with fewer than [`BUNCH_MIN_EVENTS`] events or no arrival gaps.
+pub fn bunched(arrival_gap_p50_ms: Option<f64>, output_events: i64) -> Option<bool> {
+    arrival_gap_p50_ms.filter(|_| output_events >= BUNCH_MIN_EVENTS).map(|p50| p50 <= 0.0)
 }
 
 /// The length band of a stream of `output_tokens`: 0 for 1-50, 1 for 51-500, 2 for more; `None`
@@ -123,6 +136,7 @@ impl Row {
             stall_total_ms: r.stall_total_ms,
             reached: r.ttft_arrival_ms.is_some(),
             stopped: stops(&r.status),
+            bunched: bunched(r.arrival_gap_p50_ms, r.output_events),
         }
     }
 
@@ -255,6 +269,9 @@ pub struct Rollup {
     pub band_tpot: [BucketCounts; 3],
     pub band_stall_known: [u64; 3],
     pub band_stalled: [u64; 3],
+    /// Streams whose bunching is known ([`bunched`]), and those whose output arrived in bunches.
+    pub bunch_known: u64,
+    pub bunched: u64,
 }
 
 /// The key of `value` in sketch-bucket counts: [`NULL_KEY`], [`ZERO_KEY`] or its bucket's key.
@@ -319,6 +336,8 @@ impl Rollup {
             self.band_stall_known[band] += other.band_stall_known[band];
             self.band_stalled[band] += other.band_stalled[band];
         }
+        self.bunch_known += other.bunch_known;
+        self.bunched += other.bunched;
     }
 
     /// Adds `n` streams' `extra` of sketch bucket `key` (0 for a plain count). O(B).
@@ -332,6 +351,8 @@ impl Rollup {
             Extra::BandTpot(band) => self.band_tpot[band].add(key, n),
             Extra::BandStallKnown(band) => self.band_stall_known[band] += n,
             Extra::BandStalled(band) => self.band_stalled[band] += n,
+            Extra::BunchKnown => self.bunch_known += n,
+            Extra::Bunched => self.bunched += n,
         }
     }
 

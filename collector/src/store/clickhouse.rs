@@ -91,7 +91,7 @@ mod write;
 use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
-use crate::rollup::{stops, Grain, Rollup, RollupKey, Row};
+use crate::rollup::{bunched, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
@@ -108,7 +108,7 @@ pub use upkeep::UPKEEP_MS;
 pub use write::{FLUSH_MS, FLUSH_RECORDS, QUEUE_BATCHES, SWEEP_MS};
 
 /// The columns a [`Row`] is read from, in [`row_of`]'s order.
-const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, isNotNull(ttft_arrival_ms), status";
+const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, isNotNull(ttft_arrival_ms), status, arrival_gap_p50_ms, output_events";
 
 pub struct ClickHouseStore {
     database: Arc<Database>,
@@ -465,6 +465,7 @@ fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
         stall_total_ms: r.opt_f64()?,
         reached: r.u8()? != 0,
         stopped: stops(&r.string()?),
+        bunched: bunched(r.opt_f64()?, r.i64()?),
     })
 }
 

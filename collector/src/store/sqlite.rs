@@ -12,7 +12,7 @@
 use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
 use crate::dims::{Dim, Dims, Metric};
 use crate::rollup::plan::{plan, Piece};
-use crate::rollup::{rollups_of, stops, Grain, Rollup, RollupKey, Row};
+use crate::rollup::{bunched, rollups_of, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
 use crate::summary::DEF;
 use crate::validate::Batch;
@@ -25,7 +25,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 7;
 
 /// Reader connections: up to this many reads run at once (more wait for one to be free).
 pub const READERS: usize = 4;
@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS records (
     gap_p90_ms          REAL,
     gap_p99_ms          REAL,
     gap_max_ms          REAL,
+    arrival_gap_p50_ms  REAL,
     arrival_gap_p90_ms  REAL,
     jitter_ms           REAL,
     stall_count         INTEGER,
@@ -112,13 +113,13 @@ const INSERT: &str = "INSERT INTO records (
     id, started_at, def, model, scenario, variant, app_version, connection, url, format, status, http_status,
     render_source, browser, ttfb_ms, ttft_ms, ttft_arrival_ms, ttfo_ms, tpot_ms, tpot_arrival_ms, tokens_per_second,
     output_tokens, token_source, reasoning_tokens, output_events, gap_p50_ms, gap_p90_ms, gap_p99_ms, gap_max_ms,
-    arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
+    arrival_gap_p50_ms, arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
     render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, clock_ms, cadence, rtt_ms,
     device_memory_gb, cores, session_id, page_id, batch_id, sample_rate, received_at, raw
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,
     ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49,
-    ?50, ?51
+    ?50, ?51, ?52
 ) ON CONFLICT(id) DO NOTHING";
 
 /// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
@@ -160,8 +161,9 @@ impl SqliteStore {
             return Err(StoreError(format!("{} has schema version {version}, newer than this collector's {SCHEMA_VERSION}", path.display())));
         }
         // Version 1 had no rollups, version 2 no `streams` column, versions before 6 rollups without
-        // stops and length-band figures (encoding 1): build them from the records.
-        let rebuilding = (1..6).contains(&version);
+        // stops and length-band figures (encoding 1), version 6 without bunching (encoding 2): build
+        // them from the records.
+        let rebuilding = (1..7).contains(&version);
         let tx = writer.transaction().map_err(err)?;
         if (1..3).contains(&version) {
             tx.execute_batch("DROP TABLE IF EXISTS rollups;").map_err(err)?;
@@ -173,6 +175,10 @@ impl SqliteStore {
         // Versions before 5 had no `cadence` column.
         if (1..5).contains(&version) {
             tx.execute_batch("ALTER TABLE records ADD COLUMN cadence TEXT;").map_err(err)?;
+        }
+        // Versions before 7 had no `arrival_gap_p50_ms` column: the raw records hold it.
+        if (1..7).contains(&version) {
+            tx.execute_batch("ALTER TABLE records ADD COLUMN arrival_gap_p50_ms REAL; UPDATE records SET arrival_gap_p50_ms = json_extract(raw, '$.arrivalGaps.p50');").map_err(err)?;
         }
         tx.execute_batch(SCHEMA).map_err(err)?;
         if rebuilding {
@@ -243,8 +249,8 @@ impl Store for SqliteStore {
                         r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
                         r.status, r.http_status, r.render_source, r.browser, r.ttfb_ms, r.ttft_ms, r.ttft_arrival_ms, r.ttfo_ms,
                         r.tpot_ms, r.tpot_arrival_ms, r.tokens_per_second, r.output_tokens, r.token_source, r.reasoning_tokens,
-                        r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms,
-                        r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
+                        r.output_events, r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p50_ms,
+                        r.arrival_gap_p90_ms, r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
                         r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.clock_ms,
                         r.cadence.as_deref().map(cadence_text), r.rtt_ms, r.device_memory_gb, r.cores, batch.session_id,
                         batch.page_id, batch.batch_id, batch.sample_rate, received_at, r.raw,
@@ -340,7 +346,7 @@ impl Store for SqliteStore {
 /// The dimension columns, in [`Dims`] order.
 const DIM_COLUMNS: &str = "model, scenario, variant, app_version, connection";
 
-const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, ttft_arrival_ms IS NOT NULL, status";
+const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, ttft_arrival_ms IS NOT NULL, status, arrival_gap_p50_ms, output_events";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
@@ -355,6 +361,7 @@ fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         stall_total_ms: r.get(12)?,
         reached: r.get(13)?,
         stopped: stops(r.get_ref(14)?.as_str()?),
+        bunched: bunched(r.get(15)?, r.get(16)?),
     })
 }
 

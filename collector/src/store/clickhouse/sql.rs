@@ -86,6 +86,7 @@ pub const RECORD_COLUMNS: &[(&str, &str)] = &[
     ("gap_p90_ms", "Nullable(Float64)"),
     ("gap_p99_ms", "Nullable(Float64)"),
     ("gap_max_ms", "Nullable(Float64)"),
+    ("arrival_gap_p50_ms", "Nullable(Float64)"),
     ("arrival_gap_p90_ms", "Nullable(Float64)"),
     ("jitter_ms", "Nullable(Float64)"),
     ("stall_count", "Nullable(Int64)"),
@@ -190,7 +191,7 @@ pub fn schema(db: &str) -> Vec<String> {
 
 /// Columns of `records` added since the first release of this design: [`added_column`] gives each
 /// to a table made before it (null in the rows it has).
-pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms", "cadence"];
+pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms", "cadence", "arrival_gap_p50_ms"];
 
 /// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records`, in its place, so the table
 /// has the columns of a new one in the same order (`INSERT ... SELECT *` between them works).
@@ -290,6 +291,7 @@ mod tests {
     fn added_columns_go_in_their_place() {
         assert_eq!(added_column("db", "clock_ms"), "ALTER TABLE db.records ADD COLUMN clock_ms Nullable(Float64) AFTER finish_reason");
         assert_eq!(added_column("db", "cadence"), "ALTER TABLE db.records ADD COLUMN cadence Nullable(String) AFTER clock_ms");
+        assert_eq!(added_column("db", "arrival_gap_p50_ms"), "ALTER TABLE db.records ADD COLUMN arrival_gap_p50_ms Nullable(Float64) AFTER gap_max_ms");
         ADDED_RECORD_COLUMNS.iter().for_each(|c| drop(added_column("db", c)));
     }
 

@@ -216,7 +216,7 @@ fn write_record(w: &mut Rows, r: &Record, copy: u64, batch: &Batch, received_at:
     w.string(&r.token_source);
     w.i64(r.reasoning_tokens);
     w.i64(r.output_events);
-    for v in [r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p90_ms, r.jitter_ms] {
+    for v in [r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms, r.gap_max_ms, r.arrival_gap_p50_ms, r.arrival_gap_p90_ms, r.jitter_ms] {
         w.opt_f64(v);
     }
     w.opt_i64(r.stall_count);
