@@ -1,9 +1,11 @@
 // The analytics dashboard, served by the real collector at `/`, in headless Chromium over a few
-// hundred stored records: names from beacons render as text (hostile ones included), the headline
-// tiles agree with /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table
-// lists /api/streams' worst streams and draws the picked one's cadence, the stop rates (by TTFT and
-// TPOT band, per group, per A/B arm) and the TPOT by answer length are the API's, the charts draw, and
-// the empty and error states show. Writes a screenshot to target/dashboard.png.
+// hundred stored records: names from beacons render as text (hostile ones included), "What users
+// feel" comes first and lists exactly /api/diagnosis's findings (a finding's button filters the page
+// to its value; a window where nothing stands out says so), the headline tiles agree with
+// /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table lists
+// /api/streams' worst streams and draws the picked one's cadence, the stop rates (by TTFT and TPOT
+// band, per group, per A/B arm) and the TPOT by answer length are the API's, the charts draw, and the
+// empty and error states show. Writes a screenshot to target/dashboard.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -50,8 +52,29 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('hostile names render literally, tiles match /api/summary, the A/B verdict is /api/compare\'s, charts draw', async () => {
+test('hostile names render literally, the findings are /api/diagnosis\'s, tiles match /api/summary, the A/B verdict is /api/compare\'s, charts draw', async () => {
   const { page, dialogs, pageErrors } = await open(`#from=${from}&to=${to}`);
+
+  // What users feel, above every other panel: the findings of /api/diagnosis, in its order and words.
+  const diagnosis = (await api(`/api/diagnosis?from=${from}&to=${to}`)).findings;
+  assert.ok(diagnosis.some((f) => f.kind === 'stream' && f.evidence.value === 'B'), `variant B's slow streams are found: ${JSON.stringify(diagnosis)}`);
+  assert.ok(diagnosis.some((f) => f.kind === 'start' && f.evidence.value === HOSTILE_MODEL), `the slow model is found: ${JSON.stringify(diagnosis)}`);
+  const findings = await shownFindings(page);
+  assert.equal(findings.length, diagnosis.length, 'one item per finding');
+  findings.forEach((shown, i) => {
+    const { severity, text, evidence } = diagnosis[i];
+    assert.equal(shown.text, text, `finding ${i}: the API's sentence, as text`);
+    assert.equal(shown.severity, severity, `finding ${i}: its severity in words`);
+    assert.ok(shown.evidence.startsWith(`${count(evidence.streams)} streams vs ${count(evidence.otherStreams)} other streams; p ${pValue(evidence.pValue)} (${evidence.test})`), `finding ${i}: ${shown.evidence}`);
+  });
+  assert.equal(diagnosis[0].kind, 'stream');
+  assert.equal(findings[0].kind, 'Slow or uneven streaming', 'the first finding\'s kind in words');
+  assert.equal(findings.find((f) => f.text.includes(HOSTILE_MODEL))?.kind, 'Slow to start');
+  assert.ok(await page.evaluate(() => {
+    const panel = document.querySelector('#findings-panel');
+    const others = [...document.querySelectorAll('#content .panel, #content .tile')].filter((p) => p !== panel);
+    return others.length > 0 && others.every((p) => panel.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING);
+  }), 'the findings come before every other panel');
 
   const texts = await page.evaluate(() => ({
     models: [...document.querySelectorAll('#groups tbody tr td:nth-child(1)')].map((td) => td.textContent),
@@ -277,6 +300,25 @@ test('a shared link with a filter shows only that model, and the A/B panel lists
   await page.close();
 });
 
+test('a finding\'s button filters the page to its value; a window where nothing stands out says so', async () => {
+  const { page } = await open(`#from=${from}&to=${to}`);
+  const variantFinding = (await api(`/api/diagnosis?from=${from}&to=${to}`)).findings.findIndex((f) => f.evidence.dimension === 'variant');
+  const withinB = (await api(`/api/diagnosis?from=${from}&to=${to}&variant=B`)).findings;
+  await page.click(`#findings li:nth-child(${variantFinding + 1}) .finding-filter`);
+  await page.waitForFunction((n) => location.hash.includes('variant=B') && document.querySelectorAll('#findings li').length === n, withinB.length);
+  assert.equal(await page.$eval('#filter-variant', (s) => s.value), 'B');
+  assert.deepEqual((await shownFindings(page)).map((f) => f.text), withinB.map((f) => f.text), 'the findings among B\'s streams');
+  await page.close();
+
+  // Five minutes hold about 30 streams: too few for any comparison.
+  const quiet = { from: now - 50 * 60_000, to: now - 45 * 60_000 };
+  assert.deepEqual((await api(`/api/diagnosis?from=${quiet.from}&to=${quiet.to}`)).findings, []);
+  const calm = await open(`#from=${quiet.from}&to=${quiet.to}`);
+  assert.equal(await calm.page.$$eval('#findings li', (lis) => lis.length), 0);
+  assert.match(await text(calm.page, '#findings'), /^Nothing stands out in this window: each model, scenario, variant, app version and connection was compared/);
+  await calm.page.close();
+});
+
 test('filtered to variant B, the A/B panel still compares the variants (without that filter)', async () => {
   const { page } = await open(`#from=${from}&to=${to}&variant=B`);
   const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from=${from}&to=${to}&${SLO}`);
@@ -290,12 +332,15 @@ test('a window without streams shows the hint, an API error shows in the banner'
   const empty = await open('#from=1000&to=2000', '#empty:not([hidden])');
   assert.match(await text(empty.page, '#empty'), /No streams in this range/);
   assert.equal(await empty.page.$eval('#content', (c) => c.hidden), true, 'no empty tiles and charts');
+  assert.equal(await empty.page.$eval('#findings-panel', (p) => p.checkVisibility()), false, 'nor a diagnosis of no streams');
   await empty.page.close();
 
   const failing = await open(`#from=${from}&to=${to}&slo.ttftMs=-5`, '#banner:not([hidden])');
   const problem = (await api(`/api/summary?from=${from}&to=${to}&slo.ttftMs=-5`, 400)).problem;
   const banner = await text(failing.page, '#banner');
   assert.ok(banner.includes('slo.ttftMs') && banner.includes(problem), `banner: ${banner}`);
+  const diagnosis = (await api(`/api/diagnosis?from=${from}&to=${to}`)).findings;
+  assert.equal((await shownFindings(failing.page)).length, diagnosis.length, 'the findings (no SLO taken) still show');
   await failing.page.close();
 });
 
@@ -333,6 +378,14 @@ async function api(path, status = 200) {
 
 const text = (page, selector) => page.$eval(selector, (e) => e.textContent.trim());
 
+/** The findings the page lists, each as its parts' text. */
+const shownFindings = (page) => page.$$eval('#findings li', (lis) => lis.map((li) => ({
+  severity: li.querySelector('.severity').textContent,
+  kind: li.querySelector('strong').textContent,
+  text: li.querySelector('.finding-text').textContent,
+  evidence: li.querySelector('.finding-evidence').textContent,
+})));
+
 /** The last number in `shown` ("p90 1,234.5 ms") equals `expected` to the digits shown. */
 function assertShows(shown, expected, what) {
   const match = /(-?[\d,]+)(?:\.(\d+))?(?!.*\d)/.exec(shown);
@@ -343,9 +396,10 @@ function assertShows(shown, expected, what) {
 }
 
 /**
- * Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A; a few
- * wait seconds for their first token, a few B streams crawl, and the slower a stream the likelier the
- * user stopped it (`aborted`) or left (`incomplete`), always after its first token.
+ * Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A, and
+ * the hostile-named model is slow to start (two causes for the diagnosis); a few wait seconds for
+ * their first token, a few B streams crawl, and the slower a stream the likelier the user stopped it
+ * (`aborted`) or left (`incomplete`), always after its first token.
  */
 function records(start, end) {
   const random = mulberry32(start + 1);
@@ -353,9 +407,10 @@ function records(start, end) {
   return Array.from({ length: end - start }, (_, k) => {
     const i = start + k;
     const variant = i % 2 ? 'B' : 'A';
+    const model = MODELS[i % 3 === 2 ? 1 : 0];
     const crawls = variant === 'B' && i % 29 === 5;
     const tpot = (variant === 'A' ? 18 + random() * 14 : 32 + random() * 30) * (crawls ? 3 : 1);
-    const ttft = 250 + random() * 900 + (i % 3 === 0 ? 600 : 0) + (i % 23 === 7 ? 2000 : 0) + (i % 41 === 11 ? 4500 : 0);
+    const ttft = 250 + random() * 900 + (model === HOSTILE_MODEL ? 1200 : 0) + (i % 23 === 7 ? 2000 : 0) + (i % 41 === 11 ? 4500 : 0);
     const stopChance = 0.04 + Math.max(0, ttft - 1000) / 6000 + Math.max(0, tpot - 40) / 200;
     const u = giveUp();
     const status = u >= stopChance ? 'ok' : u < stopChance / 3 ? 'incomplete' : 'aborted';
@@ -371,7 +426,7 @@ function records(start, end) {
       id: `r-${i}`,
       startedAt: now - 50 * 60_000 + (i / RECORDS) * 49 * 60_000,
       url: 'https://api.example.com/v1/chat/completions',
-      model: MODELS[i % 3 === 2 ? 1 : 0],
+      model,
       scenario: SCENARIOS[Math.floor(i / 2) % 2],
       variant,
       appVersion: '1.4.2',

@@ -6,6 +6,7 @@ import { get, queryString } from './api.js';
 import { distinctValues, fillFilters, fillFixedOptions, fillSelect, showState } from './controls.js';
 import { renderDistributions } from './distribution.js';
 import { byId, el, replaceChildren } from './dom.js';
+import { renderFindings } from './findings.js';
 import { clock } from './format.js';
 import { renderGroupsTable } from './groups-table.js';
 import { renderLengthTable } from './length-table.js';
@@ -33,17 +34,19 @@ async function refresh() {
   const total = settle(get('summary', query({}), signal));
   const byModel = settle(get('summary', query({ groupBy: 'model,scenario' }), signal));
   const byVariant = settle(get('summary', query({ groupBy: 'variant' }), signal));
-  // Single streams take no SLO.
+  // Single streams and the diagnosis take no SLO.
   const slowest = settle(get('streams', queryString(span, state.filters, {}, { sort: state.slowest, order: 'desc', limit: SLOWEST_LIMIT }), signal));
+  const diagnosis = settle(get('diagnosis', queryString(span, state.filters, {}, {}), signal));
   const series = Object.fromEntries(Object.entries(TILE_SERIES).map(([tile, lines]) => [tile, Promise.all(lines.map(([metric, q]) =>
     settle(get('timeseries', query({ metric, ...(q !== undefined && { q }), bucket: span.bucket }), signal))))]));
   const comparison = dimensions.then((answer) => answer && compare(answer.groups, span, signal, settle));
 
-  const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer, slowestAnswer] = await Promise.all([dimensions, total, byModel, byVariant, slowest]);
+  const [dimensionsAnswer, totalAnswer, byModelAnswer, byVariantAnswer, slowestAnswer, diagnosisAnswer] = await Promise.all([dimensions, total, byModel, byVariant, slowest, diagnosis]);
   if (signal.aborted) return;
   if (dimensionsAnswer) fillFilters(dimensionsAnswer.groups, state.filters);
   const streams = totalAnswer?.groups[0]?.count ?? 0;
   showEmpty(totalAnswer !== null && streams === 0);
+  if (diagnosisAnswer) renderFindings(diagnosisAnswer.findings, state.filters, (dimension, value) => update((s) => (s.filters[dimension] = value)));
   if (totalAnswer) {
     renderTiles(totalAnswer.groups[0], state.slo);
     renderStops(totalAnswer.groups);
