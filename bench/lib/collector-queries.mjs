@@ -37,6 +37,11 @@ export const QUERIES = [
     path: (to) => `/api/streams?from=${to - 7 * DAY}&to=${to}&sort=tpotMs&limit=50`,
     shape: (a) => `${a.streams.length} streams`,
   },
+  {
+    id: 'diagnosis', label: 'diagnosis, 7 days (every value of every dimension against the rest; peak hours against quiet ones)',
+    path: (to) => `/api/diagnosis?from=${to - 7 * DAY}&to=${to}`,
+    shape: (a) => `${a.findings.length} findings`,
+  },
 ];
 
 const count = (groups) => groups.reduce((n, g) => n + g.count, 0).toLocaleString('en-US');

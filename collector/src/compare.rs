@@ -27,7 +27,7 @@ use crate::params::{self, bad, Takes, Window};
 use crate::query::visit_window;
 use crate::rollup::Grain;
 use crate::tally::Tally;
-use crate::stats::{mann_whitney, median, median_standard_error, two_proportion, Z95};
+use crate::stats::{mann_whitney, median, median_standard_error, p_text, two_proportion, Z95};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Value};
@@ -175,14 +175,6 @@ fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f
     let (better, worse, mb_, mw_) = if mb < ma { (&b.value, &a.value, mb, ma) } else { (&a.value, &b.value, ma, mb) };
     let change = if mw_ > 0.0 { (mw_ - mb_) / mw_ * 100.0 } else { 0.0 };
     format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), {} (Mann-Whitney).{shares}", p_text(p))
-}
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "p < 0.001".into()
-    } else {
-        format!("p = {p:.3}")
-    }
 }
 
 #[cfg(test)]

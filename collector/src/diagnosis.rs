@@ -35,7 +35,7 @@ use crate::dims::{Dim, Dims, Metric};
 use crate::params::{self, Takes, Window};
 use crate::query::visit_window;
 use crate::rollup::{sketch_count_in, Grain, Rollup};
-use crate::stats::two_proportion;
+use crate::stats::{p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::summary::DEF;
 use crate::validate::Invalid;
@@ -296,14 +296,6 @@ fn ms(value: f64) -> String {
         format!("{value:.0} ms")
     } else {
         format!("{:.2} s", value / 1000.0)
-    }
-}
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "p < 0.001".into()
-    } else {
-        format!("p = {p:.3}")
     }
 }
 

@@ -82,6 +82,15 @@ pub fn two_proportion(x1: u64, n1: u64, x2: u64, n2: u64) -> Option<f64> {
     Some(2.0 * normal_sf(z.abs()))
 }
 
+/// A p-value as a verdict's sentence gives it: `p < 0.001`, else `p = ` to three decimals.
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
