@@ -23,7 +23,10 @@
 //! test) and the shares of streams that stall or come in bunches with a two-proportion z-test; a finding needs p below [`ALPHA`] (small,
 //! since a window is tested many times), at least [`MIN_STREAMS`] streams on each side, and a
 //! material effect: a median at least [`MIN_RATIO`] times the others' and some ms more for that
-//! metric; a share at least twice the others' and 5 points more. A finding is
+//! metric, with at least [`MIN_SHARE_DIFFERENCE`] more of the group's streams above the pooled median
+//! than of the others' (a median alone can jump between the modes of mixed traffic: two alike halves
+//! of a mix of fast and slow models may show medians 1.6 times apart); a share at least twice the
+//! others' and 5 points more. A finding is
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
 //!
@@ -52,6 +55,9 @@ pub const ALPHA: f64 = 0.001;
 /// The smallest ratio of medians that is a finding (1.25 for load).
 pub const MIN_RATIO: f64 = 1.5;
 const MIN_LOAD_RATIO: f64 = 1.25;
+/// The smallest difference between the shares of a group's and the others' streams above the pooled
+/// median that is a finding.
+pub const MIN_SHARE_DIFFERENCE: f64 = 0.2;
 /// Effects at least this many times are `high`.
 pub const HIGH_RATIO: f64 = 2.0;
 /// The most findings an answer lists.
@@ -228,6 +234,9 @@ struct Comparison {
     other_streams: u64,
     p50: f64,
     other_p50: f64,
+    /// The shares of each side's values above the pooled median.
+    above: f64,
+    other_above: f64,
     p_value: f64,
 }
 
@@ -243,8 +252,10 @@ impl Comparison {
         let median = pooled.quantile(0.5)?;
         // Above the pooled median's bucket: a value in it is not above.
         let above = |s: &Sketch| sketch_count_in(s, median * (1.0 + 1e-9), f64::INFINITY);
-        let p_value = two_proportion(above(&group), streams, above(&other), other_streams)?;
-        Some(Comparison { streams, other_streams, p50: group.quantile(0.5)?, other_p50: other.quantile(0.5)?, p_value })
+        let (above, other_above) = (above(&group), above(&other));
+        let p_value = two_proportion(above, streams, other_above, other_streams)?;
+        let (above, other_above) = (above as f64 / streams as f64, other_above as f64 / other_streams as f64);
+        Some(Comparison { streams, other_streams, p50: group.quantile(0.5)?, other_p50: other.quantile(0.5)?, above, other_above, p_value })
     }
 
     fn ratio(&self) -> f64 {
@@ -256,7 +267,7 @@ impl Comparison {
     }
 
     fn is_finding(&self, min_ratio: f64, min_difference: f64) -> bool {
-        self.p_value < ALPHA && self.ratio() >= min_ratio && self.p50 - self.other_p50 >= min_difference
+        self.p_value < ALPHA && self.ratio() >= min_ratio && self.p50 - self.other_p50 >= min_difference && self.above - self.other_above >= MIN_SHARE_DIFFERENCE
     }
 
     /// `subject`'s fields, then the metric, both sides and the test.
@@ -264,7 +275,7 @@ impl Comparison {
         let mut evidence = subject.clone();
         let fields = json!({
             "metric": metric, "streams": self.streams, "p50": self.p50, "otherStreams": self.other_streams, "otherP50": self.other_p50,
-            "ratio": self.ratio(), "test": "Mood's median test", "pValue": self.p_value,
+            "ratio": self.ratio(), "aboveMedian": self.above, "otherAboveMedian": self.other_above, "test": "Mood's median test", "pValue": self.p_value,
         });
         if let (Some(evidence), Value::Object(fields)) = (evidence.as_object_mut(), fields) {
             evidence.extend(fields);
@@ -327,5 +338,19 @@ mod tests {
         let same = Comparison::of(sketch(&mut (0..200).map(|i| 300.0 + (i % 50) as f64 * 10.0)), sketch(&mut (0..400).map(|i| 300.0 + (i % 50) as f64 * 10.0))).unwrap();
         assert!(same.p_value > 0.5 && !same.is_finding(MIN_RATIO, 100.0));
         assert!(Comparison::of(Sketch::new(), sketch(&mut (0..400).map(f64::from))).is_none(), "too few streams");
+    }
+
+    #[test]
+    fn a_median_jumping_between_modes_is_no_finding() {
+        // Fast (20-25 ms) and slow (80-85 ms) streams, 48:52 in the group and 52:48 in the others:
+        // the medians fall in different modes, significantly so at this size, yet the two are alike.
+        let mix = |fast_percent: usize| {
+            let mut s = Sketch::new();
+            (0..10_000).for_each(|i| s.add(if i % 100 < fast_percent { 20.0 } else { 80.0 } + (i % 7) as f64 * 0.7));
+            s
+        };
+        let jump = Comparison::of(mix(48), mix(52)).unwrap();
+        assert!(jump.p_value < ALPHA && jump.ratio() > 3.0, "the median rule alone would call it");
+        assert!((jump.above - jump.other_above - 0.04).abs() < 0.01 && !jump.is_finding(MIN_RATIO, 5.0));
     }
 }

@@ -215,6 +215,10 @@ fn names_each_cause_where_it_lies_and_nothing_when_healthy() {
             close(&e["p50"], median(a.clone()), 0.011, "median");
             close(&e["otherP50"], median(b.clone()), 0.011, "other median");
             assert!(mood_p(&a, &b) < 0.001, "Mood's test on the values themselves agrees: {f}");
+            let pooled = median(a.iter().chain(&b).copied().collect());
+            let above = |v: &[f64]| v.iter().filter(|&&x| x > pooled).count() as f64 / v.len() as f64;
+            // The sketch judges values by bucket (1%): a few near the median may fall either side.
+            assert!((e["aboveMedian"].as_f64().unwrap() - above(&a)).abs() < 0.03 && (e["otherAboveMedian"].as_f64().unwrap() - above(&b)).abs() < 0.03, "{f}");
         }
     }
     // The healthy hour's values really are alike: the test is not blind.
