@@ -4,10 +4,17 @@
 //
 //   import { startScriptedServer } from './scripted-llm-server.mjs';
 //   const server = await startScriptedServer({ port: 0 });   // server.url, server.connections(), server.close()
-//   node scripts/scripted-llm-server.mjs --port 8787
+//   node scripts/scripted-llm-server.mjs --port 8787 [--capacity 6]
 //
 // The schedule (profile from the model name, overridden by body `schedule` / query parameters) is sent
 // back in the `x-scripted-schedule` header; `planOffsets` below is the single source of its timing.
+//
+// Capacity (`capacity`, unlimited unless given; the demo gives it): a real server slows under load. It
+// serves `capacity` streams at once at full speed; a stream that arrives when more are in flight (itself
+// included) waits OVERLOAD.queueMs more for its first token and has every token interval (and its
+// jitter) OVERLOAD.tokenShare longer, per stream beyond capacity. The load is judged once, at the
+// request's arrival, and is part of its schedule: the header's ttftMs, tokenMs and offsets include it,
+// and `inFlight` and `capacity` say why.
 import { createServer, STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -19,7 +26,12 @@ export const PROFILES = {
   slow: { ttftMs: 900, tokenMs: 80, jitterMs: 0 },
   jittery: { ttftMs: 300, tokenMs: 40, jitterMs: 35 },
   stalling: { ttftMs: 300, tokenMs: 25, jitterMs: 0, stallAt: 20, stallMs: 1200 },
+  // The fast model's cadence behind a buffering proxy, which passes its events on 8 at a time.
+  buffered: { ttftMs: 150, tokenMs: 15, jitterMs: 0, eventsPerWrite: 8 },
 };
+
+/** What each stream beyond a server's capacity adds to a stream arriving then (see the header). */
+export const OVERLOAD = { queueMs: 150, tokenShare: 0.1 };
 
 const DEFAULTS = {
   tokens: 40, ttftMs: 150, tokenMs: 15, jitterMs: 0, stallAt: null, stallMs: 0, seed: 1,
@@ -352,11 +364,12 @@ export const REQUESTS = {
 };
 
 /**
- * Starts the server on 127.0.0.1:`port` (0 = a free port). Resolves once listening to
- * { url, connections(), close() }.
+ * Starts the server on 127.0.0.1:`port` (0 = a free port), serving `capacity` streams at once at full
+ * speed (the file header). Resolves once listening to { url, connections(), close() }.
  */
-export function startScriptedServer({ port = 0 } = {}) {
+export function startScriptedServer({ port = 0, capacity = Infinity } = {}) {
   const records = [];
+  const load = { capacity, streaming: 0 };
   const live = new Set(); // per-request controls, to stop streams on close()
   let nextId = 1;
 
@@ -372,7 +385,7 @@ export function startScriptedServer({ port = 0 } = {}) {
     req.socket.setNoDelay(true);
     // Lets a client find its own record in connections().
     res.setHeader('x-scripted-connection', String(record.id));
-    const conn = { record, res, closed: false, ended: false, cancel: null };
+    const conn = { record, res, closed: false, ended: false, cancel: null, release: null };
     live.add(conn);
     res.on('finish', () => finish(conn, 'server'));
     res.on('close', () => {
@@ -380,7 +393,7 @@ export function startScriptedServer({ port = 0 } = {}) {
       if (!conn.ended) finish(conn, 'client');
       live.delete(conn);
     });
-    handle(req, res, url, route, conn, t0).catch((error) => {
+    handle(req, res, url, route, conn, t0, load).catch((error) => {
       if (conn.closed) return;
       if (!res.headersSent) sendJson(res, conn, 500, { error: { message: String(error?.message ?? error) } });
       else res.destroy();
@@ -415,6 +428,20 @@ function finish(conn, by) {
   conn.record.closedBy = by;
   conn.record.closedAt = epoch(performance.now());
   conn.cancel?.(); // wakes a pending wait so the stream stops at once
+  conn.release?.();
+}
+
+/**
+ * `schedule` as served with `inFlight` streams in flight (itself included) on a server of `capacity`:
+ * OVERLOAD's delays per stream beyond capacity (the file header).
+ */
+function underLoad(schedule, inFlight, capacity) {
+  const excess = Math.max(0, inFlight - capacity);
+  const slower = 1 + excess * OVERLOAD.tokenShare;
+  return {
+    ...schedule, ttftMs: schedule.ttftMs + excess * OVERLOAD.queueMs, tokenMs: schedule.tokenMs * slower, jitterMs: schedule.jitterMs * slower,
+    inFlight, capacity: Number.isFinite(capacity) ? capacity : null,
+  };
 }
 
 // Epoch milliseconds with sub-millisecond precision: comparable across processes (a browser's
@@ -446,7 +473,7 @@ async function readBody(req) {
   }
 }
 
-async function handle(req, res, url, route, conn, t0) {
+async function handle(req, res, url, route, conn, t0, load) {
   if (req.method === 'OPTIONS') {
     conn.record.status = 204;
     res.writeHead(204, {
@@ -485,6 +512,12 @@ async function handle(req, res, url, route, conn, t0) {
   }
 
   if (conn.closed) return;
+  schedule = underLoad(schedule, load.streaming + 1, load.capacity);
+  load.streaming += 1;
+  conn.release = () => {
+    load.streaming -= 1;
+    conn.release = null;
+  };
   const ctx = {
     schedule, model, t0, sent: 0, seq: 0,
     id: `${{ anthropic: 'msg_', 'openai-responses': 'resp_', openai: 'chatcmpl-' }[format] ?? 'scripted-'}${conn.record.id}s${schedule.seed}`,
@@ -496,7 +529,7 @@ async function handle(req, res, url, route, conn, t0) {
   };
   const bytesMode = schedule.bytes !== null && (format === 'text' || format === 'openai');
   const info = bytesMode
-    ? { format, profile: schedule.profile, bytes: schedule.bytes, ttftMs: schedule.ttftMs }
+    ? { format, profile: schedule.profile, bytes: schedule.bytes, ttftMs: schedule.ttftMs, inFlight: schedule.inFlight, capacity: schedule.capacity }
     : scheduleHeader(format, schedule, (ctx.offsets = planOffsets(schedule)));
 
   conn.record.status = 200;
@@ -518,7 +551,7 @@ function scheduleHeader(format, s, offsets) {
   const info = {
     format, profile: s.profile, tokens: s.tokens, ttftMs: s.ttftMs, tokenMs: s.tokenMs, jitterMs: s.jitterMs, seed: s.seed,
     stallAt: s.stallAt, stallMs: s.stallMs, eventsPerWrite: s.eventsPerWrite, errorAt: s.errorAt, hangAfterDone: s.hangAfterDone,
-    offsetsMs: offsets,
+    inFlight: s.inFlight, capacity: s.capacity, offsetsMs: offsets,
   };
   // Large N: the client recomputes the offsets with planOffsets from the parameters above.
   if (Buffer.byteLength(JSON.stringify(info)) > MAX_HEADER_BYTES) delete info.offsetsMs;
@@ -655,8 +688,8 @@ async function streamBytes(format, ctx, conn) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { port: { type: 'string', default: '8787' } } });
-  const server = await startScriptedServer({ port: Number(values.port) });
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '8787' }, capacity: { type: 'string', default: 'Infinity' } } });
+  const server = await startScriptedServer({ port: Number(values.port), capacity: Number(values.capacity) });
   console.log(`scripted LLM server at ${server.url}/`);
   const stop = () => server.close().then(() => process.exit(0));
   process.on('SIGINT', stop);

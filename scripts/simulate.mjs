@@ -1,11 +1,19 @@
 // Fills the collector with really measured chats: headless Chromium (Debian's, via playwright-core)
 // drives the demo chat page through a few hundred conversations, as users would, across models, API
-// formats, scenarios and the A/B variants, several pages at once. Every figure is the meter's own
-// measurement of a real stream painted in a real page; then the A/B summary is printed.
+// formats, scenarios, the A/B variants and the app's versions, several pages at once. Every figure is
+// the meter's own measurement of a real stream painted in a real page; then the A/B summary is printed,
+// and what GET /api/diagnosis finds in the run's window, as the dashboard would say it.
+//
+// Each cause the diagnosis names is in the traffic: a slow-start model (scripted-slow), stuttering ones
+// (scripted-jittery, scripted-stalling), one behind a buffering proxy (scripted-buffered), a slow page
+// (the share --heavy of users on app version 1.1-heavy) and, with --peak N, a load peak: odd UTC
+// minutes run N pages at once, even ones --parallel, so the peak minutes carry more streams than the
+// demo's LLM API serves at full speed (scripts/demo.mjs) and it slows.
 //
 //   npm start  # in another terminal, then:
-//   npm run simulate [-- --chats 300 --parallel 6 --impatient 0.3 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
+//   npm run simulate [-- --chats 300 --parallel 6 --impatient 0.3 --heavy 0.2 --collector http://127.0.0.1:8787 --chat http://127.0.0.1:8080/www/chat/]
 //   npm run simulate -- --standalone [--db data/beacons.db]   # starts its own collector and servers
+//   npm run simulate -- --standalone --parallel 3 --peak 10 --chats 2000 --max-seconds 300   # quiet and peak minutes
 import { parseArgs } from 'node:util';
 import { launchChromium } from '../tests/js/browsers/chromium.mjs';
 import { startDemo, DEFAULT_PORTS } from './demo.mjs';
@@ -21,16 +29,19 @@ const { values: options } = parseArgs({
     'max-seconds': { type: 'string', default: '600' },
     seed: { type: 'string', default: '1' },
     impatient: { type: 'string', default: '0.3' },
+    heavy: { type: 'string', default: '0.2' },
+    peak: { type: 'string' },
   },
 });
 const CHATS = positive('chats');
 const PARALLEL = positive('parallel');
+const PEAK = options.peak === undefined ? null : positive('peak');
 const DEADLINE = Date.now() + positive('max-seconds') * 1000;
 // One chat never takes this long: the slowest profile's longest answer streams in about 11 s.
 const CHAT_TIMEOUT_MS = 60_000;
 
 // Traffic like a product's: mostly the fast model, some of each other profile; mostly short chats.
-const MODELS = { 'scripted-fast': 4, 'scripted-jittery': 2.5, 'scripted-slow': 2, 'scripted-stalling': 1.5 };
+const MODELS = { 'scripted-fast': 4, 'scripted-jittery': 2.5, 'scripted-slow': 2, 'scripted-stalling': 1.5, 'scripted-buffered': 2 };
 const FORMATS = { openai: 1, anthropic: 1, gemini: 1, ollama: 1, 'ai-sdk-ui': 1 };
 const SCENARIOS = { chat: 5, rag: 3, code: 2 };
 const PROMPTS = {
@@ -44,6 +55,9 @@ const SESSION_CHATS = [3, 12];
 // then stopped if still streaming. A slow stream is stopped more often, as the dashboard's stops by TPOT show.
 const IMPATIENT_SHARE = share('impatient');
 const PATIENCE_MS = [2000, 10_000];
+// A user's app version, for the whole session: this share (--heavy) have the one whose page is slow.
+const HEAVY_SHARE = share('heavy');
+const APP_VERSIONS = { normal: '1.0', heavy: '1.1-heavy' };
 
 const random = mulberry32(Number(options.seed));
 const demo = options.standalone ? await startDemo({ db: options.db }) : null;
@@ -58,22 +72,31 @@ try {
   browser = await launchChromium();
   const startedAt = Date.now();
   const tally = { started: 0, done: 0, failed: 0, stopped: 0, A: 0, B: 0 };
-  console.log(`simulate: ${CHATS} chats, ${PARALLEL} pages at once, on ${pageUrl}`);
+  const pages = PEAK ? `${PARALLEL} pages at once, ${PEAK} in odd UTC minutes` : `${PARALLEL} pages at once`;
+  console.log(`simulate: ${CHATS} chats, ${pages}, on ${pageUrl}`);
   let nextVariant = 0;
   const progress = every(Math.max(1, Math.round(CHATS / 10)), () =>
     console.log(`simulate: ${tally.done + tally.failed}/${CHATS} chats · ${Math.round((Date.now() - startedAt) / 1000)} s · A ${tally.A} · B ${tally.B} · ${tally.failed} failed`));
 
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+  await Promise.all(Array.from({ length: Math.max(PARALLEL, PEAK ?? 0) }, async (_, page) => {
     while (tally.started < CHATS && Date.now() < DEADLINE) {
+      if (page >= pagesNow()) {
+        await untilNextMinute();
+        continue;
+      }
       const variant = nextVariant++ % 2 === 0 ? 'A' : 'B';
+      const appVersion = random() < HEAVY_SHARE ? APP_VERSIONS.heavy : APP_VERSIONS.normal;
       const length = SESSION_CHATS[0] + Math.floor(random() * (SESSION_CHATS[1] - SESSION_CHATS[0] + 1));
-      await session(variant, length, tally, progress);
+      await session(page, { variant, appVersion }, length, tally, progress);
     }
   }));
 
   const finished = tally.done + tally.failed;
   console.log(`simulate: ${finished} chats in ${Math.round((Date.now() - startedAt) / 1000)} s (${tally.failed} failed, ${tally.stopped} stopped by the user)${finished < CHATS ? ': stopped at --max-seconds' : ''}`);
-  await printSummary(startedAt - 1000, tally.done);
+  // Every chat started before now: the window holds them all.
+  const runWindow = { from: startedAt - 1000, to: Date.now() };
+  await printSummary(runWindow, tally.done);
+  await printDiagnosis(runWindow);
   console.log(`dashboard: ${collectorUrl}/`);
   await stop(tally.done > 0 ? 0 : 1);
 } catch (error) {
@@ -81,15 +104,30 @@ try {
   await stop(1);
 }
 
-/** One user's conversation: a new browser context (a new session), `length` chats, then the beacons flushed. */
-async function session(variant, length, tally, progress) {
+/** The pages at once now: --peak's in odd UTC minutes, else --parallel. */
+function pagesNow() {
+  return PEAK && new Date().getUTCMinutes() % 2 === 1 ? PEAK : PARALLEL;
+}
+
+/** Waits for the next UTC minute, or the deadline when that comes first. */
+function untilNextMinute() {
+  const now = Date.now();
+  return new Promise((resolve) => setTimeout(resolve, Math.min(Math.ceil((now + 1) / 60_000) * 60_000, DEADLINE) - now));
+}
+
+/**
+ * One user's conversation on the `slot`th page: a new browser context (a new session) in one variant
+ * and app version, `length` chats (fewer when a peak ends and the slot is not needed), then the beacons flushed.
+ */
+async function session(slot, { variant, appVersion }, length, tally, progress) {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
     await page.goto(pageUrl);
     await page.waitForFunction(() => window.chat?.ready);
     await page.selectOption('#variant', variant);
-    for (let i = 0; i < length && tally.started < CHATS && Date.now() < DEADLINE; i++) {
+    await page.selectOption('#app', appVersion);
+    for (let i = 0; i < length && slot < pagesNow() && tally.started < CHATS && Date.now() < DEADLINE; i++) {
       tally.started++;
       const status = await chat(page, pick(MODELS), pick(FORMATS), pick(SCENARIOS));
       tally[status ? 'done' : 'failed']++;
@@ -133,9 +171,9 @@ async function chat(page, model, format, scenario) {
 }
 
 /** Waits (up to 5 s) for the collector to hold the run's records, then prints the A/B summary. */
-async function printSummary(from, expected) {
+async function printSummary({ from, to }, expected) {
   const summary = async (groupBy) => {
-    const response = await fetch(`${collectorUrl}/api/summary?from=${from}&to=${Date.now() + 1000}${groupBy ? `&groupBy=${groupBy}` : ''}`);
+    const response = await fetch(`${collectorUrl}/api/summary?from=${from}&to=${to}${groupBy ? `&groupBy=${groupBy}` : ''}`);
     if (!response.ok) throw new Error(`GET /api/summary answered ${response.status}: ${await response.text()}`);
     return response.json();
   };
@@ -156,7 +194,17 @@ async function printSummary(from, expected) {
   const header = ['variant', 'streams', 'TTFT p50', 'TTFT p90', 'TPOT p50', 'TPOT p90', 'gap p90 (p50)', 'stall rate', 'stop rate'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const row of [header, ...rows]) console.log(`  ${row.map((cell, i) => cell.padStart(widths[i])).join('  ')}`);
-  console.log('  (times in ms: render TTFT and TPOT as painted in the page; B writes 4 tokens at a time)');
+  console.log('  (times in ms: render TTFT and TPOT as painted in the page; B only adds follow-up suggestions: no difference expected)');
+}
+
+/** Prints the findings of GET /api/diagnosis for the run's window: what the dashboard would say. */
+async function printDiagnosis({ from, to }) {
+  const query = `from=${from}&to=${to}`;
+  const response = await fetch(`${collectorUrl}/api/diagnosis?${query}`);
+  if (!response.ok) throw new Error(`GET /api/diagnosis answered ${response.status}: ${await response.text()}`);
+  const { findings } = await response.json();
+  console.log(`collector: GET /api/diagnosis?${query}: ${findings.length ? `${findings.length} findings` : 'nothing found'}`);
+  for (const { kind, severity, text } of findings) console.log(`  ${kind} (${severity}): ${text}`);
 }
 
 /** The running demo's chat page, told where the collector is when that is not where it looks by default. */

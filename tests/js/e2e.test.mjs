@@ -13,7 +13,7 @@ import { startDemo } from '../../scripts/demo.mjs';
 import { launchChromium } from './browsers/chromium.mjs';
 
 const FRAME_MS = 1000 / 60;
-// One of each format, both variants (B: 4 tokens per write), each profile but the slow one, each scenario.
+// One of each format, both variants, each profile but the slow one, each scenario.
 const CHATS = [
   { model: 'scripted-fast', format: 'openai', scenario: 'chat', variant: 'A' },
   { model: 'scripted-jittery', format: 'anthropic', scenario: 'code', variant: 'B' },

@@ -1,10 +1,11 @@
 // The scripted LLM server over real loopback HTTP: every wire format, the timing truth it promises
-// (x-scripted-schedule / planOffsets), disconnect bookkeeping, backpressure, errors.
+// (x-scripted-schedule / planOffsets), the buffered profile, slowing down beyond its capacity,
+// disconnect bookkeeping, backpressure, errors.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startScriptedServer, planOffsets, answerTokens, resolveSchedule } from '../../scripts/scripted-llm-server.mjs';
+import { startScriptedServer, planOffsets, answerTokens, resolveSchedule, OVERLOAD } from '../../scripts/scripted-llm-server.mjs';
 
 let server;
 before(async () => {
@@ -322,6 +323,61 @@ test('eventsPerWrite groups events into one write at the time of the group\'s la
   assert.ok(arrivals.slice(4).every((t) => Math.abs(t - arrivals[4]) < 2), arrivals.join(' '));
   assert.ok(arrivals[0] >= planned[3] - 1, `${arrivals[0]} vs ${planned[3]}`);
   assert.ok(arrivals[4] >= planned[7] - 1, `${arrivals[4]} vs ${planned[7]}`);
+});
+
+test('the buffered profile: the fast cadence, passed on in bunches of 8 events', async () => {
+  const buffered = resolveSchedule('scripted-buffered');
+  const fast = resolveSchedule('scripted-fast');
+  assert.deepEqual([buffered.ttftMs, buffered.tokenMs, buffered.jitterMs, buffered.eventsPerWrite], [fast.ttftMs, fast.tokenMs, fast.jitterMs, 8]);
+  const t0 = performance.now();
+  const res = await fetch(`${server.url}/v1/chat/completions?model=scripted-buffered&tokens=16&ttftMs=20&tokenMs=10`);
+  const schedule = JSON.parse(res.headers.get('x-scripted-schedule'));
+  assert.deepEqual([schedule.profile, schedule.eventsPerWrite], ['buffered', 8]);
+  const units = await readAll(res, FORMATS.openai.parser, t0);
+  const arrivals = units.filter((u) => FORMATS.openai.text(u) !== null).map((u) => u.at);
+  assert.equal(arrivals.length, 16);
+  // Two bunches, each at the planned time of its last event: what a client reads is 8 events at once,
+  // 80 ms apart, though the model made one every 10 ms.
+  for (const bunch of [arrivals.slice(0, 8), arrivals.slice(8)]) assert.ok(bunch.every((t) => Math.abs(t - bunch[0]) < 2), arrivals.join(' '));
+  assert.ok(arrivals[0] >= schedule.offsetsMs[7] - 1 && arrivals[8] >= schedule.offsetsMs[15] - 1, `${arrivals.join(' ')} vs ${schedule.offsetsMs}`);
+});
+
+test('capacity: each stream in flight beyond it delays the first token and slows the tokens of a new one', async () => {
+  const small = await startScriptedServer({ port: 0, capacity: 2 });
+  try {
+    const open = async (signal) => {
+      const t0 = performance.now();
+      const res = await fetch(`${small.url}/v1/messages?tokens=6&ttftMs=20&tokenMs=10`, { signal });
+      return { res, t0, schedule: JSON.parse(res.headers.get('x-scripted-schedule')) };
+    };
+    // One after the other, each in flight when the next arrives: 1, 2 (at capacity), then 3 and 4.
+    const controllers = [0, 1, 2, 3].map(() => new AbortController());
+    const streams = [];
+    for (const { signal } of controllers) streams.push(await open(signal));
+    for (const [i, { schedule }] of streams.entries()) {
+      const excess = Math.max(0, i + 1 - 2);
+      assert.deepEqual([schedule.inFlight, schedule.capacity], [i + 1, 2]);
+      assert.equal(schedule.ttftMs, 20 + excess * OVERLOAD.queueMs, `stream ${i + 1}`);
+      assert.ok(Math.abs(schedule.tokenMs - 10 * (1 + excess * OVERLOAD.tokenShare)) < 1e-9, `stream ${i + 1}: ${schedule.tokenMs}`);
+      assert.deepEqual(schedule.offsetsMs, planOffsets(schedule), 'the header is the schedule served');
+    }
+    // The slowest one keeps to its own schedule: its first token comes after the queueing.
+    const last = streams[3];
+    const first = (await readAll(last.res, FORMATS.anthropic.parser, last.t0)).find((u) => u.event === 'content_block_delta');
+    assert.ok(first.at >= last.schedule.offsetsMs[0] - 1, `first token at ${first.at} ms, planned ${last.schedule.offsetsMs[0]}`);
+    // Streams that ended or were cancelled are no longer in flight.
+    controllers.slice(0, 3).forEach((c) => c.abort());
+    assert.ok(await waitFor(() => small.connections().filter((c) => c.format).every((c) => c.closedBy)), 'every stream closed');
+    const after = await open();
+    assert.deepEqual([after.schedule.inFlight, after.schedule.ttftMs, after.schedule.tokenMs], [1, 20, 10]);
+    await after.res.text();
+  } finally {
+    await small.close();
+  }
+  // Without a capacity (the default), no load slows a stream.
+  const res = await fetch(`${server.url}/v1/messages?tokens=1&ttftMs=1`);
+  assert.equal(JSON.parse(res.headers.get('x-scripted-schedule')).capacity, null);
+  await res.text();
 });
 
 test('hangAfterDone keeps the connection open after the end marker', async () => {

@@ -1,6 +1,7 @@
 // npm run simulate, small: its own collector and servers (--standalone, a temporary database), a dozen
 // chats in three pages, every user impatient; every chat must be stored, the A/B summary must show both
-// variants, and its stop rates must count the streams the simulated users stopped.
+// variants, its stop rates must count the streams the simulated users stopped, and the diagnosis of the
+// run's window follows. (tests/js/diagnosis-simulated.test.mjs checks what the diagnosis finds.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,7 +13,7 @@ import { promisify } from 'node:util';
 
 const script = fileURLToPath(new URL('../../scripts/simulate.mjs', import.meta.url));
 
-test('simulate --standalone stores every chat it measured and prints the summary by variant', async () => {
+test('simulate --standalone stores every chat it measured and prints the summary by variant and the diagnosis', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-simulate-'));
   try {
     const args = [script, '--standalone', '--db', join(dir, 'beacons.db'), '--chats', '12', '--parallel', '3', '--impatient', '1'];
@@ -28,6 +29,8 @@ test('simulate --standalone stores every chat it measured and prints the summary
     assert.equal(rows.A.stops + rows.B.stops, stopped, stdout);
     // The fastest profile's first token is scheduled at 150 ms: no median can be under it.
     assert.ok(rows.A.ttft >= 150 && rows.B.ttft >= 150, stdout);
+    // A dozen chats are too few for any finding (30 streams a side at least).
+    assert.match(stdout, /^collector: GET \/api\/diagnosis\?from=\d+&to=\d+: nothing found$/m, stdout);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,10 +1,12 @@
 // The demo chat: an ordinary streaming chat app with the meter installed the way the README says. The
-// user picks a model (its timing profile on the scripted server), an API format, a scenario and an A/B
-// variant; answers are painted token by token into #messages, where the meter takes its paint times.
+// user picks a model (its timing profile on the scripted server), an API format, a scenario, an A/B
+// variant and the app's version; answers are painted token by token into #messages, where the meter
+// takes its paint times.
 //
-// Query parameters: `llm` (the scripted LLM API) and `collector` (where beacons go); by default those of
-// `npm start` (scripts/demo.mjs). The page keeps each answer in `window.chat.answers` for the simulation
-// and the end-to-end test, which drive it through the same controls as a user.
+// Query parameters: `llm` (the scripted LLM API) and `collector` (where beacons go), by default those of
+// `npm start` (scripts/demo.mjs); `app`, the app version to start with. The page keeps each answer in
+// `window.chat.answers` for the simulation and the end-to-end test, which drive it through the same
+// controls as a user.
 import { createMeter } from '/dist/index.js';
 import { PROVIDERS, readAnswer } from './providers.js';
 
@@ -18,6 +20,7 @@ const MODELS = {
   'scripted-slow': 'scripted-slow: 900 ms, 80 ms per token',
   'scripted-jittery': 'scripted-jittery: 300 ms, 40 ± 35 ms per token',
   'scripted-stalling': 'scripted-stalling: 300 ms, 25 ms per token, a 1.2 s stall',
+  'scripted-buffered': 'scripted-buffered: as fast, behind a proxy that passes tokens on 8 at a time',
 };
 // What kind of conversation it is: the answer's length, and for RAG the retrieved passages in the prompt.
 const SCENARIOS = {
@@ -25,11 +28,22 @@ const SCENARIOS = {
   code: { label: 'code: long answers', tokens: 120 },
   rag: { label: 'RAG: retrieved context, medium answers', tokens: 80, passages: 6 },
 };
-// The A/B test: B puts four tokens in each network write, as a buffering proxy in front of the model
-// does. Same tokens, same schedule; does the user see the difference?
+// The A/B test: B suggests follow-up questions under each finished answer. The stream and its paint are
+// the same in both, so the A/B panel and the diagnosis should find no difference in speed.
 const VARIANTS = {
-  A: { label: 'A: token by token', eventsPerWrite: 1 },
-  B: { label: 'B: 4 tokens per write', eventsPerWrite: 4 },
+  A: { label: 'A: the answer alone', followUps: [] },
+  B: { label: 'B: suggested follow-ups', followUps: ['Tell me more', 'Give an example', 'Make it shorter'] },
+};
+// The app's versions, a dimension of every beacon. 1.1-heavy stands for an app that re-renders the whole
+// answer as markdown on every token: RENDER_COST_MS of synchronous work before each token is painted, a
+// fixed cost (the scenarios' answer lengths do not change it). It is less than the fastest model's token
+// interval (15 ms), so the page still reads each event as it arrives and the cost shows as render delay:
+// the meter times an arrival when the page reads it, and a page busier than the token interval would
+// read several events at once, as if a buffering proxy held them.
+const RENDER_COST_MS = 12;
+const APP_VERSIONS = {
+  '1.0': { label: '1.0: appends each token', renderCostMs: 0 },
+  '1.1-heavy': { label: `1.1-heavy: re-renders the whole answer on every token (${RENDER_COST_MS} ms)`, renderCostMs: RENDER_COST_MS },
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -55,7 +69,9 @@ fillSelect($('#model'), MODELS);
 fillSelect($('#format'), Object.fromEntries(Object.entries(PROVIDERS).map(([name, p]) => [name, p.label])));
 fillSelect($('#scenario'), Object.fromEntries(Object.entries(SCENARIOS).map(([name, s]) => [name, s.label])));
 fillSelect($('#variant'), Object.fromEntries(Object.entries(VARIANTS).map(([name, v]) => [name, v.label])));
+fillSelect($('#app'), Object.fromEntries(Object.entries(APP_VERSIONS).map(([name, v]) => [name, v.label])));
 $('#variant').value = sessionVariant();
+$('#app').value = APP_VERSIONS[params.get('app')] ? params.get('app') : '1.0';
 $('#dashboard').href = `${collectorUrl}/`;
 
 // A real app opens its connection to the API early: the first answer's TTFT is then the model's, not a
@@ -80,11 +96,12 @@ showDelivery();
 window.chat = { ready: true, answers, flush: () => meter.flush() };
 
 async function send(prompt) {
-  const settings = { model: $('#model').value, format: $('#format').value, scenario: $('#scenario').value, variant: $('#variant').value };
+  const settings = { model: $('#model').value, format: $('#format').value, scenario: $('#scenario').value, variant: $('#variant').value, appVersion: $('#app').value };
   const provider = PROVIDERS[settings.format];
   const scenario = SCENARIOS[settings.scenario];
-  // The stream's own model name is on the report; the scenario and variant are the app's to say.
-  meter.setDimensions({ scenario: settings.scenario, variant: settings.variant });
+  const { renderCostMs } = APP_VERSIONS[settings.appVersion];
+  // The stream's own model name is on the report; the scenario, variant and version are the app's to say.
+  meter.setDimensions({ scenario: settings.scenario, variant: settings.variant, appVersion: settings.appVersion });
   const stop = new AbortController();
   current = stop;
   $('#send').disabled = true;
@@ -98,7 +115,7 @@ async function send(prompt) {
   answers.push(answer);
   awaitingReport.push(answer);
   const [path, body] = provider.request(settings.model, scenario.passages ? withPassages(prompt, scenario.passages) : prompt);
-  const schedule = { tokens: scenario.tokens, eventsPerWrite: VARIANTS[settings.variant].eventsPerWrite, seed: 1 + Math.floor(Math.random() * 1e9) };
+  const schedule = { tokens: scenario.tokens, seed: 1 + Math.floor(Math.random() * 1e9) };
   let stream = null;
   try {
     // text/plain keeps it a simple cross-origin request: no CORS preflight in front of the timed one.
@@ -107,8 +124,9 @@ async function send(prompt) {
     stream = response;
     answer.schedule = JSON.parse(response.headers.get('x-scripted-schedule'));
     await readAnswer(response, provider, (piece) => {
-      text.appendData(piece);
       answer.text += piece;
+      if (renderCostMs) busy(renderCostMs);
+      text.appendData(piece);
     });
     if (answer.state === 'streaming') answer.state = 'streamed';
   } catch (error) {
@@ -142,9 +160,27 @@ function finish(answer, report) {
     `${report.outputTokens} tokens`,
     `gap p90 ${ms(report.gaps?.p90)}`,
     report.stalls?.count ? `${report.stalls.count} stall${report.stalls.count > 1 ? 's' : ''} (${ms(report.stalls.longestMs)})` : 'no stall',
-    `${report.model} · ${report.format} · ${answer.scenario} · ${answer.variant} · ${report.status}`,
+    `${report.model} · ${report.format} · ${answer.scenario} · ${answer.variant} · ${answer.appVersion} · ${report.status}`,
   ];
   answer.element.querySelector('.figures').textContent = figures.join(' · ');
+  if (answer.state === 'done') suggestFollowUps(answer);
+}
+
+/** Variant B's buttons under a finished answer: each puts its question in the prompt. */
+function suggestFollowUps(answer) {
+  const questions = VARIANTS[answer.variant].followUps;
+  if (!questions.length) return;
+  const list = answer.element.appendChild(document.createElement('div'));
+  list.className = 'follow-ups';
+  for (const question of questions) {
+    const button = list.appendChild(document.createElement('button'));
+    button.type = 'button';
+    button.textContent = question;
+    button.addEventListener('click', () => {
+      $('#prompt').value = question;
+      $('#prompt').focus();
+    });
+  }
 }
 
 function append(kind, content) {
@@ -159,6 +195,12 @@ function append(kind, content) {
   messages.append(element);
   element.scrollIntoView({ block: 'end' });
   return element;
+}
+
+/** Synchronous work for `ms`: what re-rendering the whole answer's markdown costs a heavy app. */
+function busy(ms) {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
 }
 
 function withPassages(prompt, count) {
