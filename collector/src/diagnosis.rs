@@ -19,14 +19,14 @@
 //!   quarter, when the busy ones carry at least twice the streams per minute: TTFT and TPOT at peak
 //!   against quiet times.
 //!
-//! Medians are compared with Mood's median test (streams above the pooled median, a two-proportion
-//! test) and the shares of streams that stall or come in bunches with a two-proportion z-test; a finding needs p below [`ALPHA`] (small,
-//! since a window is tested many times), at least [`MIN_STREAMS`] streams on each side, and a
-//! material effect: a median at least [`MIN_RATIO`] times the others' and some ms more for that
-//! metric, with at least [`MIN_SHARE_DIFFERENCE`] more of the group's streams above the pooled median
-//! than of the others' (a median alone can jump between the modes of mixed traffic: two alike halves
-//! of a mix of fast and slow models may show medians 1.6 times apart); a share at least twice the
-//! others' and 5 points more. A finding is
+//! Distributions are compared with the Mann-Whitney U test on their sketch buckets (values in one
+//! bucket tie), and the shares of streams that stall or come in bunches with a two-proportion z-test;
+//! a finding needs p below [`ALPHA`] (small, since a window is tested many times), at least
+//! [`MIN_STREAMS`] streams on each side, and a material effect: a median at least [`MIN_RATIO`] times
+//! the others' and some ms more for that metric, and a chance of at least [`MIN_CHANCE_SLOWER`] that a
+//! stream of the group is slower than another (a median alone can jump between the modes of mixed
+//! traffic: two alike halves of a mix of fast and slow models may show medians 1.6 times apart); a
+//! share at least twice the others' and 5 points more. A finding is
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
 //!
@@ -37,8 +37,8 @@
 use crate::dims::{Dim, Dims, Metric};
 use crate::params::{self, Takes, Window};
 use crate::query::visit_window;
-use crate::rollup::{sketch_count_in, Grain, Rollup};
-use crate::stats::{p_text, two_proportion};
+use crate::rollup::{Grain, Rollup};
+use crate::stats::{mann_whitney_grouped, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::summary::DEF;
 use crate::validate::Invalid;
@@ -55,9 +55,9 @@ pub const ALPHA: f64 = 0.001;
 /// The smallest ratio of medians that is a finding (1.25 for load).
 pub const MIN_RATIO: f64 = 1.5;
 const MIN_LOAD_RATIO: f64 = 1.25;
-/// The smallest difference between the shares of a group's and the others' streams above the pooled
-/// median that is a finding.
-pub const MIN_SHARE_DIFFERENCE: f64 = 0.2;
+/// The smallest chance that a stream of a group is slower than one of the others (ties counting
+/// half: U / (n·m), 0.5 when alike) that is a finding.
+pub const MIN_CHANCE_SLOWER: f64 = 0.6;
 /// Effects at least this many times are `high`.
 pub const HIGH_RATIO: f64 = 2.0;
 /// The most findings an answer lists.
@@ -228,15 +228,14 @@ fn by_load(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreErro
     Ok(findings)
 }
 
-/// One metric's distribution in a group against another's, with Mood's median test.
+/// One metric's distribution in a group against another's, with the Mann-Whitney U test.
 struct Comparison {
     streams: u64,
     other_streams: u64,
     p50: f64,
     other_p50: f64,
-    /// The shares of each side's values above the pooled median.
-    above: f64,
-    other_above: f64,
+    /// The chance that a value of the group is larger than one of the other side, ties counting half.
+    chance_slower: f64,
     p_value: f64,
 }
 
@@ -247,15 +246,9 @@ impl Comparison {
         if streams < MIN_STREAMS || other_streams < MIN_STREAMS {
             return None;
         }
-        let mut pooled = group.clone();
-        pooled.merge(&other);
-        let median = pooled.quantile(0.5)?;
-        // Above the pooled median's bucket: a value in it is not above.
-        let above = |s: &Sketch| sketch_count_in(s, median * (1.0 + 1e-9), f64::INFINITY);
-        let (above, other_above) = (above(&group), above(&other));
-        let p_value = two_proportion(above, streams, other_above, other_streams)?;
-        let (above, other_above) = (above as f64 / streams as f64, other_above as f64 / other_streams as f64);
-        Some(Comparison { streams, other_streams, p50: group.quantile(0.5)?, other_p50: other.quantile(0.5)?, above, other_above, p_value })
+        let (u, p_value) = mann_whitney_grouped(tied_counts(&group, &other))?;
+        let chance_slower = u / (streams as f64 * other_streams as f64);
+        Some(Comparison { streams, other_streams, p50: group.quantile(0.5)?, other_p50: other.quantile(0.5)?, chance_slower, p_value })
     }
 
     fn ratio(&self) -> f64 {
@@ -267,7 +260,7 @@ impl Comparison {
     }
 
     fn is_finding(&self, min_ratio: f64, min_difference: f64) -> bool {
-        self.p_value < ALPHA && self.ratio() >= min_ratio && self.p50 - self.other_p50 >= min_difference && self.above - self.other_above >= MIN_SHARE_DIFFERENCE
+        self.p_value < ALPHA && self.ratio() >= min_ratio && self.p50 - self.other_p50 >= min_difference && self.chance_slower >= MIN_CHANCE_SLOWER
     }
 
     /// `subject`'s fields, then the metric, both sides and the test.
@@ -275,13 +268,29 @@ impl Comparison {
         let mut evidence = subject.clone();
         let fields = json!({
             "metric": metric, "streams": self.streams, "p50": self.p50, "otherStreams": self.other_streams, "otherP50": self.other_p50,
-            "ratio": self.ratio(), "aboveMedian": self.above, "otherAboveMedian": self.other_above, "test": "Mood's median test", "pValue": self.p_value,
+            "ratio": self.ratio(), "chanceSlower": self.chance_slower, "test": "Mann-Whitney U test", "pValue": self.p_value,
         });
         if let (Some(evidence), Value::Object(fields)) = (evidence.as_object_mut(), fields) {
             evidence.extend(fields);
         }
         evidence
     }
+}
+
+/// Two sketches' counts per bucket, in increasing order of value (zeros first), as (`a`'s, `b`'s).
+/// O(buckets).
+fn tied_counts<'a>(a: &'a Sketch, b: &'a Sketch) -> impl Iterator<Item = (u64, u64)> + 'a {
+    let ((a_zeros, a_buckets), (b_zeros, b_buckets)) = (a.buckets(), b.buckets());
+    let (mut a_rest, mut b_rest) = (a_buckets.iter().peekable(), b_buckets.iter().peekable());
+    std::iter::once((a_zeros, b_zeros)).chain(std::iter::from_fn(move || {
+        let key = match (a_rest.peek(), b_rest.peek()) {
+            (None, None) => return None,
+            (Some(&&(k, _)), None) | (None, Some(&&(k, _))) => k,
+            (Some(&&(k, _)), Some(&&(l, _))) => k.min(l),
+        };
+        let count = |rest: &mut std::iter::Peekable<std::slice::Iter<'_, (i32, u64)>>| rest.next_if(|&&(k, _)| k == key).map_or(0, |&(_, n)| n);
+        Some((count(&mut a_rest), count(&mut b_rest)))
+    }))
 }
 
 /// `all` less `part`, a sketch of some of its values (bucket counts subtracted; the extremes stay
@@ -327,14 +336,14 @@ mod tests {
     }
 
     #[test]
-    fn mood_test_sees_a_shift_and_not_noise() {
+    fn mann_whitney_sees_a_shift_and_not_noise() {
         let sketch = |values: &mut dyn Iterator<Item = f64>| {
             let mut s = Sketch::new();
             values.for_each(|v| s.add(v));
             s
         };
         let slow = Comparison::of(sketch(&mut (0..200).map(|i| 900.0 + (i % 50) as f64 * 10.0)), sketch(&mut (0..400).map(|i| 300.0 + (i % 50) as f64 * 10.0))).unwrap();
-        assert!(slow.p_value < 1e-6 && slow.ratio() > 2.0 && slow.is_finding(MIN_RATIO, 100.0));
+        assert!(slow.p_value < 1e-6 && slow.ratio() > 2.0 && slow.chance_slower == 1.0 && slow.is_finding(MIN_RATIO, 100.0));
         let same = Comparison::of(sketch(&mut (0..200).map(|i| 300.0 + (i % 50) as f64 * 10.0)), sketch(&mut (0..400).map(|i| 300.0 + (i % 50) as f64 * 10.0))).unwrap();
         assert!(same.p_value > 0.5 && !same.is_finding(MIN_RATIO, 100.0));
         assert!(Comparison::of(Sketch::new(), sketch(&mut (0..400).map(f64::from))).is_none(), "too few streams");
@@ -351,6 +360,7 @@ mod tests {
         };
         let jump = Comparison::of(mix(48), mix(52)).unwrap();
         assert!(jump.p_value < ALPHA && jump.ratio() > 3.0, "the median rule alone would call it");
-        assert!((jump.above - jump.other_above - 0.04).abs() < 0.01 && !jump.is_finding(MIN_RATIO, 5.0));
+        assert!((jump.chance_slower - 0.52).abs() < 0.01 && !jump.is_finding(MIN_RATIO, 5.0), "{}", jump.chance_slower);
     }
 }
+

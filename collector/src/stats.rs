@@ -36,24 +36,30 @@ pub fn median_standard_error(sorted: &[f64]) -> Option<f64> {
 /// (the number of pairs where `a`'s value is larger, ties counting ½) and the p-value; `None` when a
 /// sample is empty. O((n + m) log(n + m)).
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
     let mut all: Vec<(f64, bool)> = a.iter().map(|&v| (v, true)).chain(b.iter().map(|&v| (v, false))).collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let n = all.len() as f64;
-    let (mut rank_sum_a, mut ties) = (0.0, 0.0);
-    let mut i = 0;
-    while i < all.len() {
-        let j = i + all[i..].iter().take_while(|(v, _)| *v == all[i].0).count();
-        let t = (j - i) as f64;
-        // Ranks i+1 ..= j share their mean.
-        let rank = (i + 1 + j) as f64 / 2.0;
-        rank_sum_a += rank * all[i..j].iter().filter(|(_, in_a)| *in_a).count() as f64;
-        ties += t * t * t - t;
-        i = j;
+    let groups = all.chunk_by(|x, y| x.0 == y.0).map(|tied| {
+        let in_a = tied.iter().filter(|(_, in_a)| *in_a).count() as u64;
+        (in_a, tied.len() as u64 - in_a)
+    });
+    mann_whitney_grouped(groups)
+}
+
+/// [`mann_whitney`] of values given as groups of equal values in increasing order, each as (how many
+/// of `a`, how many of `b`): what a histogram or a sketch's buckets hold. O(groups).
+pub fn mann_whitney_grouped(groups: impl IntoIterator<Item = (u64, u64)>) -> Option<(f64, f64)> {
+    let (mut below, mut n1, mut n2, mut rank_sum_a, mut ties) = (0u64, 0u64, 0u64, 0.0, 0.0);
+    for (in_a, in_b) in groups {
+        let t = in_a + in_b;
+        // Ranks below+1 ..= below+t share their mean.
+        rank_sum_a += (2 * below + 1 + t) as f64 / 2.0 * in_a as f64;
+        ties += (t as f64).powi(3) - t as f64;
+        (below, n1, n2) = (below + t, n1 + in_a, n2 + in_b);
     }
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let (n1, n2, n) = (n1 as f64, n2 as f64, below as f64);
     let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
     let mean = n1 * n2 / 2.0;
     let variance = n1 * n2 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)));
@@ -105,6 +111,8 @@ mod tests {
         assert_eq!(u, 6.0);
         assert!(p > 0.0 && p < 0.2);
         assert_eq!(mann_whitney(&[1.0, 1.0], &[1.0]), Some((1.0, 1.0)));
+        // Grouped: a = [1, 2, 2], b = [2, 3] as counts per value.
+        assert_eq!(mann_whitney_grouped([(1, 0), (2, 1), (0, 1)]), mann_whitney(&[1.0, 2.0, 2.0], &[2.0, 3.0]));
         assert_eq!(two_proportion(0, 10, 0, 10), Some(1.0));
         assert_eq!(two_proportion(1, 0, 0, 10), None);
     }
