@@ -113,23 +113,24 @@ const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true
 
 /// Each tested value of each dimension against the other streams.
 fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
-    let mut tested: BTreeMap<(Dim, Option<String>), Rollup> = BTreeMap::new();
+    // Per dimension (by its index), the tested values' rollups: a piece finds its own without a copy of its values.
+    let mut tested: [BTreeMap<Option<String>, Rollup>; Dim::ALL.len()] = Default::default();
     for dim in Dim::ALL {
         for key in store.busiest_groups(window.from, window.to, &[dim], &window.filters, VALUES_PER_DIMENSION)?.keys {
-            tested.insert((dim, key.into_iter().next().flatten()), Rollup::default());
+            tested[dim.index()].insert(key.into_iter().next().flatten(), Rollup::default());
         }
     }
     let mut all = Rollup::default();
     visit_window(store, window.from, window.to, Grain::Day, Selection::filtered(&window.filters), NEEDS, |_, dims: &Dims, piece| {
         all.merge_without_joint(piece);
-        for dim in Dim::ALL {
-            if let Some(rollup) = tested.get_mut(&(dim, dims[dim.index()].clone())) {
+        for (values, value) in tested.iter_mut().zip(dims) {
+            if let Some(rollup) = values.get_mut(value) {
                 rollup.merge_without_joint(piece);
             }
         }
     })?;
     let mut findings = Vec::new();
-    for ((dim, value), group) in &tested {
+    for (dim, value, group) in Dim::ALL.into_iter().flat_map(|dim| tested[dim.index()].iter().map(move |(value, group)| (dim, value, group))) {
         let who = format!("{} {}", dim.name(), value.as_deref().map_or("(none)".to_owned(), |v| format!("{v:?}")));
         let subject = json!({ "dimension": dim.name(), "value": value });
         for (metric, kind, min_difference, words) in COMPARED {
@@ -175,9 +176,7 @@ impl Share {
             return None;
         }
         let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY };
-        let mut evidence = subject.clone();
-        let fields = json!({ "metric": self.metric, "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p });
-        evidence.as_object_mut()?.extend(fields.as_object()?.clone());
+        let evidence = with_fields(subject, json!({ "metric": self.metric, "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p }));
         let text = format!("{} ({}, {known} vs {other_known} streams).", words(rate * 100.0, other_rate * 100.0), p_text(p));
         Some(Finding { kind: self.kind, effect, text, evidence })
     }
@@ -265,16 +264,20 @@ impl Comparison {
 
     /// `subject`'s fields, then the metric, both sides and the test.
     fn evidence(&self, subject: &Value, metric: &str) -> Value {
-        let mut evidence = subject.clone();
-        let fields = json!({
+        with_fields(subject, json!({
             "metric": metric, "streams": self.streams, "p50": self.p50, "otherStreams": self.other_streams, "otherP50": self.other_p50,
             "ratio": self.ratio(), "chanceSlower": self.chance_slower, "test": "Mann-Whitney U test", "pValue": self.p_value,
-        });
-        if let (Some(evidence), Value::Object(fields)) = (evidence.as_object_mut(), fields) {
-            evidence.extend(fields);
-        }
-        evidence
+        }))
     }
+}
+
+/// `subject`'s fields (an object: where the finding lies), then `fields`'.
+fn with_fields(subject: &Value, fields: Value) -> Value {
+    let mut evidence = subject.clone();
+    if let (Some(evidence), Value::Object(fields)) = (evidence.as_object_mut(), fields) {
+        evidence.extend(fields);
+    }
+    evidence
 }
 
 /// Two sketches' counts per bucket, in increasing order of value (zeros first), as (`a`'s, `b`'s).
