@@ -9,7 +9,7 @@ use common::{envelope, record, TempDir};
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::Store;
 use llm_ux_collector::validate::{self, Invalid};
-use llm_ux_collector::{compare, streams, summary, timeseries};
+use llm_ux_collector::{compare, diagnosis, streams, summary, timeseries};
 use serde_json::{json, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -131,6 +131,7 @@ fn no_query_string_panics_and_every_refusal_names_its_parameter() {
                 check("/api/timeseries", raw, timeseries::parse(raw, now), |q| timeseries::timeseries(store, q).map_err(|e| e.to_string())),
                 check("/api/compare", raw, compare::parse(raw, now), |q| compare::compare(store, q).map_err(|e| e.to_string())),
                 check("/api/streams", raw, streams::parse(raw, now), |q| streams::streams(store, q).map_err(|e| e.to_string())),
+                check("/api/diagnosis", raw, diagnosis::parse(raw, now), |w| diagnosis::diagnosis(store, w).map_err(|e| e.to_string())),
             ]
         }));
         match outcome {

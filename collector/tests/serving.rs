@@ -287,7 +287,7 @@ const WINDOW: &str = "/api/summary?from=0&to=9999999999999";
 fn with_a_read_key_the_api_answers_401_without_it_and_the_dashboard_ingest_and_health_need_none() {
     let server = Server::start(&["--read-key", READ_KEY]);
     assert_eq!(server.post_json("/v1/beacons", &envelope(vec![record("k1")])).status, 200, "ingest needs no read key");
-    for path in ["/api/summary", "/api/timeseries?metric=count", "/api/compare?dimension=variant&a=A&b=B", "/api/streams"] {
+    for path in ["/api/summary", "/api/timeseries?metric=count", "/api/compare?dimension=variant&a=A&b=B", "/api/streams", "/api/diagnosis"] {
         let refused = server.get(path);
         assert_eq!(refused.status, 401, "{path}");
         assert_eq!((refused.json()["error"].as_str(), refused.json()["field"].as_str()), (Some("unauthorized"), Some("key")));

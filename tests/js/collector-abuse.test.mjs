@@ -109,6 +109,7 @@ test('50,000 groups from the public ingest: every query stays bounded, /health s
     `/api/summary?groupBy=model,scenario,variant,appVersion,connection&from=${from}&to=${to}`,
     `/api/compare?dimension=variant&a=A&b=B&metric=ttftMs&from=${from}&to=${to}`,
     `/api/streams?sort=ttftMs&limit=500&from=${from}&to=${to}`,
+    `/api/diagnosis?from=${from}&to=${to}`,
   ];
   const slowestHealth = await healthWhile(c, async () => {
     const answers = await Promise.all([...queries, queries[0], queries[1]].map((q) => get(c, q)));
@@ -166,7 +167,7 @@ test('unbounded fields, implausible figures and unknown fields are refused with 
 test('window arithmetic cannot overflow: extreme from/to are refused, never widened', async () => {
   const c = await collector('window', ['--read-key', READ_KEY]);
   assert.equal((await post(c, envelope([validRecord('w-0')], 'w'))).status, 200);
-  for (const path of ['/api/summary', '/api/timeseries', '/api/compare', '/api/streams']) {
+  for (const path of ['/api/summary', '/api/timeseries', '/api/compare', '/api/streams', '/api/diagnosis']) {
     const r = await get(c, `${path}?from=-9223372036854775808&to=-9223372036854775807`);
     assert.equal(r.status, 400, `${path}: ${r.text}`);
     assert.match(r.json.field, /^(from|to)$/);
