@@ -22,7 +22,7 @@
 //! and each collector exposes what it accepted itself, so sums over instances are the totals.
 //!
 //! Bounded: at most `--metrics-label-sets` label sets plus "other" ([`table`]), each written in 168
-//! lines of at most about 600 bytes (label values are cut at 128 bytes). Cost: ingest takes one lock
+//! lines of at most about 900 bytes (label values are cut at 128 bytes). Cost: ingest takes one lock
 //! per batch, held O(records × log bounds), with allocations only for a label set seen the first
 //! time; `/metrics` copies the table under that lock (O(label sets × bounds)) and writes the answer
 //! after releasing it.
