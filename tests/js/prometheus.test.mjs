@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, buildCollector, startCollector } from '../../scripts/collector.mjs';
 import { envelope, validRecord } from './beacon-records.mjs';
+import { prng } from './lib/prng.mjs';
 
 const KEY = 'read-key-for-the-prometheus-test';
 const DOCS = readFileSync(join(ROOT, 'docs', 'prometheus.md'), 'utf8');
@@ -45,16 +46,6 @@ const MODELS = {
   'stalling-model': { ttft: [400, 1400], tpot: [12, 45], stalling: 0.3 },
 };
 const HOSTILE = ['quote"d', 'back\\slash', 'new\nline', 'cr\rtab\tnul\u0000', '\\n, not a newline', 'x"},status="ok', '模型 🚀', 'a'.repeat(256), 'é'.repeat(200)];
-
-/** mulberry32: a seeded PRNG, so the streams are the same on every run. */
-function prng(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The fields of one plausible stream of a model with `profile`, drawn from `rand`. */
 function stream(profile, rand) {
