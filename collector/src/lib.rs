@@ -18,9 +18,10 @@
 //! Storage is behind [`store::Store`] (SQLite by default, ClickHouse with `--clickhouse`); the
 //! analytics read per-minute, -hour and -day [`rollup`]s holding the meter's own sketches.
 //!
-//! Ingest faces the internet; the analytics and `/metrics` are private (`--read-key`, [`auth`]). Connections are
-//! capped and timed out ([`serve`]), requests rate limited per client ([`rate_limit`]), queries
-//! capped ([`query_limit`]), and a handler that panics answers 500 ([`catch_panic`]).
+//! Ingest faces the internet; the analytics and `/metrics` are private (`--read-key`, [`auth`]).
+//! Connections are capped and timed out ([`serve`]), requests rate limited per client
+//! ([`rate_limit`]), queries capped ([`query_limit`]), and a handler that panics answers 500
+//! ([`catch_panic`]).
 
 pub mod compare;
 pub mod diagnosis;

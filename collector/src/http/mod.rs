@@ -360,7 +360,7 @@ async fn analytics<Q: Send + 'static>(
 /// written at once; each is O(label sets × bounds).
 async fn metrics(State(state): State<AppState>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
     if let Some((name, _)) = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).next() {
-        return error(StatusCode::BAD_REQUEST, "invalid query", Some(name.into_owned()), "/metrics takes no parameters (but the read key, ?key=)".into());
+        return error(StatusCode::BAD_REQUEST, "invalid query", Some(name.into_owned()), "/metrics takes no parameter but the read key (?key=)".into());
     }
     let format = exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
     let Some(permit) = state.queries.enter().await else {
