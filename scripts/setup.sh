@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the build (and, with --browser, the browser tests) need, when it is missing.
+# Installs what the build (and, with --browser, the browser and Prometheus tests) need, when it is missing.
 # Says what it does; does nothing when everything is there. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +59,20 @@ if [ "${1:-}" = "--browser" ] && ! command -v $browser_commands >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $browser_packages >/dev/null
   else
     echo "setup: browsers are missing; run as root or: sudo apt-get install $browser_packages" >&2
+    exit 1
+  fi
+fi
+
+# Debian's Prometheus (2.42, with promtool) scrapes the collector in tests/js/prometheus.test.mjs and
+# checks its answers and docs/prometheus/alerts.yml. Only the binaries are used: the test runs its own
+# on a free loopback port.
+if [ "${1:-}" = "--browser" ] && ! command -v prometheus promtool >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian's prometheus (and promtool) for the Prometheus scrape test"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    echo "setup: prometheus is missing; run as root or: sudo apt-get install prometheus" >&2
     exit 1
   fi
 fi

@@ -11,20 +11,24 @@
 //! - `GET /api/compare`: an A/B judgement with Mann-Whitney and two-proportion tests; see [`compare`].
 //! - `GET /api/streams`: single streams sorted by a figure (the slowest first); see [`streams`].
 //! - `GET /api/diagnosis`: where the experience breaks, in plain words, with tests; see [`diagnosis`].
+//! - `GET /metrics`: what this collector accepted, as Prometheus histograms and counters; see
+//!   [`prometheus`].
 //! - `GET /health`; any other GET serves the dashboard (`--dashboard DIR`).
 //!
 //! Storage is behind [`store::Store`] (SQLite by default, ClickHouse with `--clickhouse`); the
 //! analytics read per-minute, -hour and -day [`rollup`]s holding the meter's own sketches.
 //!
-//! Ingest faces the internet; the analytics are private (`--read-key`, [`auth`]). Connections are
-//! capped and timed out ([`serve`]), requests rate limited per client ([`rate_limit`]), queries
-//! capped ([`query_limit`]), and a handler that panics answers 500 ([`catch_panic`]).
+//! Ingest faces the internet; the analytics and `/metrics` are private (`--read-key`, [`auth`]).
+//! Connections are capped and timed out ([`serve`]), requests rate limited per client
+//! ([`rate_limit`]), queries capped ([`query_limit`]), and a handler that panics answers 500
+//! ([`catch_panic`]).
 
 pub mod compare;
 pub mod diagnosis;
 pub mod dims;
 pub mod http;
 pub mod params;
+pub mod prometheus;
 pub mod query;
 pub mod rollup;
 pub mod serve;
@@ -150,6 +154,12 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
     pub idle_timeout: Duration,
 
+    /// Label sets (model, scenario, variant) GET /metrics gives series of their own, 1 to 1000: the
+    /// first N seen since the start. Records of any other are counted under model, scenario and
+    /// variant "other", and in llm_ux_folded_records_total.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = count::<1, 1000>)]
+    pub metrics_label_sets: usize,
+
     /// The dashboard's directory, served at `/` (its files need no key; its data comes from the API).
     #[arg(long, value_name = "DIR", default_value = "www/dashboard")]
     pub dashboard: PathBuf,
@@ -228,6 +238,7 @@ impl Args {
             api_rate_limit: limit(self.api_rate_limit, self.api_rate_burst),
             max_queries: self.max_queries,
             body_timeout: self.body_timeout,
+            metrics_label_sets: self.metrics_label_sets,
             dashboard: self.dashboard.clone(),
         }
     }
@@ -363,6 +374,8 @@ mod tests {
             ("--header-timeout", "0"),
             ("--body-timeout", "1e400"),
             ("--idle-timeout", "3601"),
+            ("--metrics-label-sets", "0"),
+            ("--metrics-label-sets", "1001"),
         ] {
             let error = parse(&[&format!("{flag}={bad}")]).unwrap_err().to_string();
             assert!(error.contains(flag) && (error.contains("must be") || error.contains("finite")), "{flag} {bad}: {error}");

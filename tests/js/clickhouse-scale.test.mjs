@@ -28,6 +28,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ROOT, buildCollector, startCollector } from '../../scripts/collector.mjs';
 import { envelope, validRecord } from './beacon-records.mjs';
+import { prng } from './lib/prng.mjs';
 import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
 const CLICKHOUSE_DIR = join(ROOT, 'target', 'clickhouse-scale');
@@ -51,15 +52,6 @@ const WINDOWS = {
   days: { from: Math.floor((T0 - 3 * HOUR) / DAY) * DAY, to: Math.floor((T0 - 3 * HOUR) / DAY) * DAY + 2 * DAY },
 };
 
-/** mulberry32: a seeded PRNG, so the records are the same on every run. */
-function prng(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(15);
 const gauss = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
 const lognormal = (median, sigma) => Math.min(3_599_000, Math.round(median * Math.exp(sigma * gauss()) * 100) / 100);

@@ -110,6 +110,7 @@ test('50,000 groups from the public ingest: every query stays bounded, /health s
     `/api/compare?dimension=variant&a=A&b=B&metric=ttftMs&from=${from}&to=${to}`,
     `/api/streams?sort=ttftMs&limit=500&from=${from}&to=${to}`,
     `/api/diagnosis?from=${from}&to=${to}`,
+    '/metrics',
   ];
   const slowestHealth = await healthWhile(c, async () => {
     const answers = await Promise.all([...queries, queries[0], queries[1]].map((q) => get(c, q)));
@@ -127,6 +128,10 @@ test('50,000 groups from the public ingest: every query stays bounded, /health s
     assert.equal(summary.json.truncated, true);
     assert.equal(summary.json.totalGroups, GROUPS);
     assert.ok(summary.json.groups.length <= 1000);
+    // /metrics: the first 100 label sets (the default cap) and "other", every other record folded.
+    const metrics = answers[queries.indexOf('/metrics')].text;
+    assert.equal(new Set(metrics.match(/^llm_ux_streams_total\{model="[^"]*"/gm)).size, 101);
+    assert.match(metrics, new RegExp(`^llm_ux_folded_records_total ${GROUPS - 100}$`, 'm'));
   });
   t.diagnostic(`slowest /health during the queries: ${slowestHealth.toFixed(0)} ms; peak memory ${(peakMemory(c) / 2 ** 20).toFixed(0)} MiB`);
   assert.ok(slowestHealth < 1000, `/health took ${slowestHealth} ms`);
@@ -291,6 +296,14 @@ test('analytics are private: a read key, their own CORS list, a strict dashboard
   const statuses = [];
   for (let i = 0; i < 4; i++) statuses.push((await get(c, '/api/summary', { authorization: `Bearer guess-${i}-guess-guess` })).status);
   assert.ok(statuses.includes(429), statuses.join());
+  // /metrics too (on a collector of its own: the burst above is spent), and no page reads it through a
+  // browser, the dashboard's origin included.
+  const m = await collector('metrics-access', ['--read-key', READ_KEY, '--api-origin', 'https://dash.example.com']);
+  assert.equal((await get(m, '/metrics', {})).status, 401);
+  assert.equal((await get(m, '/metrics', { authorization: 'Bearer wrong-key-wrong-key' })).status, 401);
+  const scraped = await get(m, '/metrics', { ...auth, origin: 'https://dash.example.com' });
+  assert.equal(scraped.status, 200);
+  assert.equal(scraped.headers.get('access-control-allow-origin'), null);
 });
 
 test('start-up refuses what would make it unsafe or crash, naming the flag', { timeout: 30_000 }, async () => {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, startCollector } from '../../scripts/collector.mjs';
 import { launchChromium } from './browsers/chromium.mjs';
+import { prng } from './lib/prng.mjs';
 // The page's own formatting: a figure shown is compared with the API's, formatted as the page does.
 import { count, ms, percent, pValue } from '../../www/dashboard/js/format.js';
 
@@ -402,8 +403,8 @@ function assertShows(shown, expected, what) {
  * (`aborted`) or left (`incomplete`), always after its first token.
  */
 function records(start, end) {
-  const random = mulberry32(start + 1);
-  const giveUp = mulberry32(start + 10_007); // its own sequence: the other figures stay as they were
+  const random = prng(start + 1);
+  const giveUp = prng(start + 10_007); // its own sequence: the other figures stay as they were
   return Array.from({ length: end - start }, (_, k) => {
     const i = start + k;
     const variant = i % 2 ? 'B' : 'A';
@@ -468,14 +469,4 @@ function records(start, end) {
 
 function envelope(records, batchId) {
   return { v: 1, def: 1, sentAt: now, sessionId: 's-dashboard', pageId: 'p-dashboard', batchId, retry: 0, sampleRate: 1, records };
-}
-
-/** A small seeded PRNG: the same records every run. */
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

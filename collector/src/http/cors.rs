@@ -5,7 +5,7 @@
 //! - `/api/*` follows `--api-origin` only, never `*`: the analytics are private, and a wildcard would
 //!   let any page a user visits read them through the user's browser. A page not on the list gets no
 //!   CORS headers, so its browser keeps the answer from it; its preflight is refused (403).
-//! - Nothing else (the dashboard, `/health`) answers CORS.
+//! - Nothing else (the dashboard, `/health`, `/metrics`) answers CORS: a scraper is no browser.
 //!
 //! An allowed origin gets `access-control-allow-origin` (its own origin, or `*` for ingest's `*`) and
 //! `access-control-expose-headers: retry-after` on every answer, errors included.

@@ -12,18 +12,20 @@
 //! - 400 when the body is not JSON, not gzip although declared so, or not a valid envelope;
 //! - 200 `{ "accepted": N, "duplicates": M }` once the batch is stored whole.
 //!
-//! `GET /api/summary`, `/api/timeseries`, `/api/compare` and `/api/streams` answer, in order: 429
-//! with `Retry-After` over `--api-rate-limit` (per client, a bucket apart from ingest's); 401 with
-//! `WWW-Authenticate` when `--read-key` is set and the request does not carry it
-//! ([`crate::http::auth`]); 400 for a bad parameter (see [`crate::summary`], [`crate::timeseries`],
-//! [`crate::compare`], [`crate::streams`]); 503 with `Retry-After` when the queue of queries is full
-//! ([`crate::http::query_limit`]). Other GETs serve the dashboard ([`crate::http::dashboard`]);
-//! `GET /health` never waits for queries.
+//! `GET /api/summary`, `/api/timeseries`, `/api/compare`, `/api/streams`, `/api/diagnosis` and
+//! `/metrics` answer, in order: 429 with `Retry-After` over `--api-rate-limit` (per client, a bucket
+//! apart from ingest's); 401 with `WWW-Authenticate` when `--read-key` is set and the request does
+//! not carry it ([`crate::http::auth`]); 400 for a bad parameter (see [`crate::summary`],
+//! [`crate::timeseries`], [`crate::compare`], [`crate::streams`], [`crate::diagnosis`]; `/metrics`
+//! takes none); 503 with `Retry-After` when the queue of queries is full
+//! ([`crate::http::query_limit`]). `/metrics` answers the Prometheus text format or OpenMetrics, by
+//! the `Accept` header ([`crate::prometheus`]). Other GETs serve the dashboard
+//! ([`crate::http::dashboard`]); `GET /health` never waits for queries.
 //!
 //! A handler that panics answers 500 ([`crate::http::catch_panic`]). Every answer carries
 //! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }`: `field`
 //! names the offending field (`records[3].status`, or a query parameter) or is null. Nothing is stored
-//! unless the answer is 200.
+//! unless the answer is 200, and `/metrics` counts what was stored ([`crate::prometheus`]).
 
 pub mod auth;
 pub mod catch_panic;
@@ -38,6 +40,7 @@ use crate::serve::client::client_of;
 use crate::http::cors::cors;
 use crate::http::query_limit::QueryLimit;
 use crate::http::rate_limit::{retry_after_seconds, RateLimit};
+use crate::prometheus::{exposition, Registry};
 use crate::store::{Store, StoreError};
 use crate::validate::{envelope, Invalid};
 use crate::{compare, diagnosis, streams, summary, timeseries};
@@ -80,6 +83,8 @@ pub struct Config {
     pub max_queries: usize,
     /// The longest an ingest body may take to arrive after the request's header.
     pub body_timeout: Duration,
+    /// Label sets `/metrics` gives series of their own ([`crate::prometheus::table`]).
+    pub metrics_label_sets: usize,
     /// The dashboard's directory, served at `/`.
     pub dashboard: PathBuf,
 }
@@ -92,6 +97,7 @@ pub(crate) struct AppState {
     api_rate: Option<Arc<RateLimit>>,
     queries: Arc<QueryLimit>,
     store_writes: Arc<Semaphore>,
+    metrics: Arc<Registry>,
 }
 
 /// The collector's routes over a store. Requests should carry `ConnectInfo<SocketAddr>` (as
@@ -106,6 +112,7 @@ pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
         // Each waiting batch holds a blocking thread: the store's bound (at most 256) leaves the
         // threads queries and `/health` need (tokio's pool has 512).
         store_writes: Arc::new(Semaphore::new(store.writes_at_once())),
+        metrics: Arc::new(Registry::new(config.metrics_label_sets)),
         config: Arc::new(config),
     };
     let api = Router::new()
@@ -114,6 +121,7 @@ pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
         .route("/api/compare", get(|s: State<AppState>, q: RawQuery| analytics(s, q, compare::parse, compare::compare)))
         .route("/api/streams", get(|s: State<AppState>, q: RawQuery| analytics(s, q, streams::parse, streams::streams)))
         .route("/api/diagnosis", get(|s: State<AppState>, q: RawQuery| analytics(s, q, diagnosis::parse, diagnosis::diagnosis)))
+        .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(state.clone(), api_access));
     Router::new()
         .route("/v1/beacons", post(ingest))
@@ -141,6 +149,11 @@ fn retry_later(status: StatusCode, error_name: &str, seconds: u64, problem: Stri
     let mut response = error(status, error_name, None, problem);
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     response
+}
+
+/// 503: the queue of analytics queries ([`QueryLimit`]) is full.
+fn busy() -> Response {
+    retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy", 1, "too many analytics queries are waiting; retry in 1 s".into())
 }
 
 async fn nosniff(mut response: Response) -> Response {
@@ -227,12 +240,15 @@ async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, reques
         }
     };
     drop(bytes);
-    let store = state.store.clone();
+    let (store, metrics) = (state.store.clone(), state.metrics.clone());
     let stored = async {
         let permit = state.store_writes.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        // Counted on the blocking thread once stored: a stored batch counts even if its client left.
         let insert = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            store.insert_batch(&batch, now_ms())
+            let inserted = store.insert_batch(&batch, now_ms())?;
+            metrics.count(&batch, &inserted.accepted_at);
+            Ok::<_, StoreError>(inserted)
         });
         insert.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
     };
@@ -323,7 +339,7 @@ async fn analytics<Q: Send + 'static>(
         Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid query", field, problem),
     };
     let Some(permit) = state.queries.enter().await else {
-        return retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy", 1, "too many analytics queries are waiting; retry in 1 s".into());
+        return busy();
     };
     let store = state.store.clone();
     let answer = tokio::task::spawn_blocking(move || {
@@ -335,6 +351,31 @@ async fn analytics<Q: Send + 'static>(
         Err(e) => {
             eprintln!("llm-ux-collector: a query failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
+        }
+    }
+}
+
+/// `GET /metrics` ([`crate::prometheus`]): the counts in the format the `Accept` header prefers. It
+/// takes its turn among the analytics' queries ([`QueryLimit`]), which bounds the answers being
+/// written at once; each is O(label sets × bounds).
+async fn metrics(State(state): State<AppState>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    if let Some((name, _)) = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).next() {
+        return error(StatusCode::BAD_REQUEST, "invalid query", Some(name.into_owned()), "/metrics takes no parameter but the read key (?key=)".into());
+    }
+    let format = exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
+    let Some(permit) = state.queries.enter().await else {
+        return busy();
+    };
+    let registry = state.metrics.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        exposition::write(&registry.snapshot(), format)
+    });
+    match written.await {
+        Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, format.content_type()), (header::CACHE_CONTROL, "no-store")], body).into_response(),
+        Err(e) => {
+            eprintln!("llm-ux-collector: writing /metrics failed: {e}");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed", None, "the metrics could not be written".into())
         }
     }
 }

@@ -22,11 +22,20 @@ use crate::validate::Batch;
 use std::fmt;
 
 /// What storing a batch did: `accepted` records were new, `duplicates` had an id already stored
-/// (or repeated within the batch) and were ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// (or repeated within the batch) and were ignored; `accepted_at` says which were new, by their
+/// positions in the batch, ascending (what `/metrics` counts: [`crate::prometheus`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inserted {
     pub accepted: usize,
     pub duplicates: usize,
+    pub accepted_at: Vec<usize>,
+}
+
+impl Inserted {
+    /// A batch of `records` records of which those at `accepted_at` were new.
+    pub fn of(records: usize, accepted_at: Vec<usize>) -> Inserted {
+        Inserted { accepted: accepted_at.len(), duplicates: records - accepted_at.len(), accepted_at }
+    }
 }
 
 /// Dimension filters: each dimension at most once, matching any of its values (never a null).

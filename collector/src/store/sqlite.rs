@@ -240,10 +240,10 @@ impl Store for SqliteStore {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction().map_err(err)?;
         let mut new_rows = Vec::new();
-        let mut accepted = 0;
+        let mut accepted_at = Vec::with_capacity(batch.records.len());
         {
             let mut insert = tx.prepare_cached(INSERT).map_err(err)?;
-            for r in &batch.records {
+            for (i, r) in batch.records.iter().enumerate() {
                 let inserted = insert
                     .execute(params![
                         r.id, r.started_at, r.def, r.model, r.scenario, r.variant, r.app_version, r.connection, r.url, r.format,
@@ -259,13 +259,15 @@ impl Store for SqliteStore {
                 if inserted == 1 && r.def == DEF {
                     new_rows.push(Row::from_record(r));
                 }
-                accepted += inserted;
+                if inserted == 1 {
+                    accepted_at.push(i);
+                }
             }
         }
         add_to_rollups(&tx, rollups_of(&new_rows))?;
         // Any error above returns before this, and dropping `tx` rolls the whole batch back.
         tx.commit().map_err(err)?;
-        Ok(Inserted { accepted, duplicates: batch.records.len() - accepted })
+        Ok(Inserted::of(batch.records.len(), accepted_at))
     }
 
     fn rollups(&self, grain: Grain, from: i64, to: i64, selection: Selection<'_>, _: Needs, visit: &mut dyn FnMut(RollupKey, Rollup)) -> Result<(), StoreError> {

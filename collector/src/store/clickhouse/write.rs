@@ -91,19 +91,21 @@ fn run(database: &Database, queue: &Receiver<Job>) {
 fn write_group(database: &Database, jobs: &[Job], numbers: &mut CopyNumbers) -> Vec<Answer> {
     let fail_all = |e: StoreError| jobs.iter().map(|_| Err(StoreError(e.0.clone()))).collect();
     let mut seen = HashSet::new();
-    let firsts: Vec<Vec<&Record>> = jobs.iter().map(|j| j.batch.records.iter().filter(|r| seen.insert(r.id.as_str())).collect()).collect();
+    // Each job's first copies, by their positions in its batch.
+    let firsts: Vec<Vec<usize>> = jobs.iter().map(|j| (0..j.batch.records.len()).filter(|&i| seen.insert(j.batch.records[i].id.as_str())).collect()).collect();
     // The insert's records have distinct ids: one copy number serves them all.
     let copy = numbers.next();
     let mut rows = Rows::default();
     let mut ids = Vec::new();
-    for (job, records) in jobs.iter().zip(&firsts) {
-        for record in records {
+    for (job, positions) in jobs.iter().zip(&firsts) {
+        for &i in positions {
+            let record = &job.batch.records[i];
             write_record(&mut rows, record, copy, &job.batch, job.received_at);
             ids.push(record.id.as_str());
         }
     }
     if ids.is_empty() {
-        return jobs.iter().map(|j| Ok(Inserted { accepted: 0, duplicates: j.batch.records.len() })).collect();
+        return jobs.iter().map(|j| Ok(Inserted::of(j.batch.records.len(), Vec::new()))).collect();
     }
     let columns: Vec<&str> = sql::RECORD_COLUMNS.iter().map(|(name, _)| *name).collect();
     if let Err(e) = database.insert_rows("records", &columns.join(", "), rows.into_bytes()) {
@@ -115,9 +117,9 @@ fn write_group(database: &Database, jobs: &[Job], numbers: &mut CopyNumbers) -> 
     };
     jobs.iter()
         .zip(firsts)
-        .map(|(job, records)| {
-            let accepted = records.iter().filter(|r| !repeated.contains(&r.id)).count();
-            Ok(Inserted { accepted, duplicates: job.batch.records.len() - accepted })
+        .map(|(job, positions)| {
+            let accepted_at = positions.into_iter().filter(|&i| !repeated.contains(&job.batch.records[i].id)).collect();
+            Ok(Inserted::of(job.batch.records.len(), accepted_at))
         })
         .collect()
 }
