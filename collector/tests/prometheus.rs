@@ -244,6 +244,24 @@ fn openmetrics_when_the_accept_header_prefers_it() {
 }
 
 #[test]
+fn gzip_when_the_client_takes_it() {
+    let server = Server::start(&["--read-key", KEY]);
+    assert_eq!(server.post_json("/v1/beacons", &envelope(vec![record("g1"), record("g2")])).status, 200);
+    let plain = get_metrics(&server, &[]);
+    assert_eq!(plain.header("content-encoding"), None);
+    // As Prometheus asks.
+    let zipped = get_metrics(&server, &[("accept-encoding", "gzip")]);
+    assert_eq!((zipped.status, zipped.header("content-encoding")), (200, Some("gzip")));
+    let mut unzipped = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&zipped.body[..]), &mut unzipped).expect("a gzip body");
+    assert_eq!(unzipped, plain.text());
+    assert!(zipped.body.len() * 5 < plain.body.len(), "{} B gzipped of {} B", zipped.body.len(), plain.body.len());
+    for refused in ["gzip;q=0", "br, deflate", "identity"] {
+        assert_eq!(get_metrics(&server, &[("accept-encoding", refused)]).header("content-encoding"), None, "{refused}");
+    }
+}
+
+#[test]
 fn batches_stored_at_once_are_each_counted_once() {
     let server = Server::start(&["--read-key", KEY]);
     std::thread::scope(|scope| {
