@@ -489,7 +489,7 @@ impl Recorder<'_> {
 fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
-        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\') | scan::below(w, 0x20))?;
+        i = scan::find(bytes, i, scan::string_stop)?;
         match *bytes.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *bytes.get(i + 1)? {

@@ -97,7 +97,7 @@ impl SseParser {
                 rest = tail;
             }
         }
-        while let Some(end) = scan::find(rest, 0, |w| scan::equal(w, b'\n') | scan::equal(w, b'\r')) {
+        while let Some(end) = scan::find(rest, 0, |w| scan::equal_either(w, b'\n', b'\r')) {
             let (line, tail) = rest.split_at(end);
             if self.line.is_empty() {
                 self.fields.line(line, on_event);
