@@ -43,6 +43,23 @@ pub fn find(bytes: &[u8], from: usize, mask: impl Fn(u64) -> u64) -> Option<usiz
     Some(at + words.remainder().iter().position(|&b| mask(u64::from(b)) & 0x80 != 0)?)
 }
 
+/// How many first bytes `a` and `b` have in common. O(that / 8).
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+    let mut at = 0;
+    while let (Some(x), Some(y)) = (a.get(at..at + 8), b.get(at..at + 8)) {
+        let differ = word(x) ^ word(y);
+        if differ != 0 {
+            return at + (differ.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while a.get(at).is_some_and(|x| b.get(at) == Some(x)) {
+        at += 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +78,10 @@ mod tests {
             }
         }
         assert_eq!(find(b"ab", 3, string_stop), None);
+        for (a, b) in [(&b"abcdefghijk"[..], &b"abcdefghijk"[..]), (b"abcdefghijk", b"abcdefghiXk"), (b"abcdefgh", b"abcdefghij"), (b"abcXefghij", b"abcdefghij"), (b"", b"a")] {
+            let expected = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            assert_eq!((common_prefix(a, b), common_prefix(b, a)), (expected, expected));
+        }
     }
 
     #[test]
