@@ -445,7 +445,18 @@ fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
     bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
 }
 
-fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
+/// Past the whitespace at `pos`. Inlined, the usual case (none: compact JSON) is one comparison; the
+/// loop is one copy for the ten sites.
+#[inline(always)]
+fn skip_ws(bytes: &[u8], pos: usize) -> usize {
+    if bytes.get(pos).is_some_and(|&b| b > b' ') {
+        return pos;
+    }
+    skip_ws_loop(bytes, pos)
+}
+
+#[inline(never)]
+fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
     while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         pos += 1;
     }
