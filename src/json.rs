@@ -2,10 +2,12 @@
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
 //! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
-//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries, 1,152 bytes,
-//! whatever the input; the stream keeps one and reuses it for every event), so lookups jump from member
-//! to member instead of scanning the bytes again. A document with more values than the tape holds is
-//! not recorded: its lookups find each value's end by validating it again, in O(size of the value).
+//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries and the first
+//! `PREFIX` bytes of the last document, 1,672 bytes whatever the input; the stream keeps one and reuses
+//! it for every event), so lookups jump from member to member instead of scanning the bytes again, and
+//! a document is checked from where it stops matching the last one (events of a stream mostly start
+//! alike). A document with more values than the tape holds is not recorded: its lookups find each
+//! value's end by validating it again, in O(size of the value).
 //! Every function is total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
@@ -27,17 +29,78 @@ struct Entry {
     span: u32,
 }
 
-/// Room to record one document's values while it is parsed ([`Value::parse`]), 1,152 bytes. Kept by
+/// How many first bytes of the last document a [`Tape`] keeps, to find what the next one shares with it.
+const PREFIX: usize = 512;
+
+/// Room to record one document's values while it is parsed ([`Value::parse`]), 1,672 bytes. Kept by
 /// the caller and lent for each document, so parsing neither clears nor moves it; only the entries a
 /// parse writes are read.
+///
+/// It also keeps the first bytes of the last document, whose entries are still on it: consecutive events
+/// of a stream mostly start alike (an OpenAI chunk's first ~230 bytes, its id, model and the path to its
+/// delta, are the same in every chunk), so a document that starts as the last one did is checked from
+/// the last value or key that starts in the bytes they share, with the checker's state there read from
+/// the tape, instead of from its first byte. Same answers, same entries.
 #[derive(Clone, Debug)]
 pub struct Tape {
     entries: [Entry; TAPE],
+    prefix: [u8; PREFIX],
+    prefix_len: usize,
+    /// How many entries the last document left on the tape; 0 when it was malformed or not recorded.
+    recorded: usize,
 }
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE] }
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], prefix_len: 0, recorded: 0 }
+    }
+}
+
+impl Tape {
+    /// Where checking `bytes` can start, given that their first `shared` bytes are the last document's:
+    /// at the last of its values and keys that starts within them, with the checker's state there (the
+    /// containers around it, whether it is a key) rebuilt from their entries. `None` when the first
+    /// value inside the root is not within them. O(entries crossed).
+    fn resume(&mut self, bytes: &[u8], shared: usize) -> Option<State> {
+        let entries = self.entries.get_mut(..self.recorded)?;
+        let shared = u32::try_from(shared).ok()?;
+        let mut state = State::at(0);
+        let (mut child, mut at_key) = (0, false);
+        loop {
+            let entry = *entries.get(child)?;
+            let open = bytes.get(entry.start as usize).copied();
+            // A value or key after a `,` or `:` is where the checker is once the bytes before it are read;
+            // the first inside a container only once its first byte is read too (`{}` and `[]` close there).
+            if at_key || !matches!(open, Some(b'{' | b'[')) || entry.span < 2 || entries.get(child + 1)?.start >= shared {
+                return (child > 0).then_some(State { i: entry.start as usize, at_key, len: child, ..state });
+            }
+            // Inside: the container is open where checking resumes.
+            let end = child + entry.span as usize;
+            entries.get_mut(child)?.span = state.open as u32; // while open, a container's span links to the next one out
+            let object = open == Some(b'{');
+            state = State { containers: (state.containers << 1) | u64::from(object), depth: state.depth + 1, open: child, ..state };
+            // Its last value or key that starts in the shared bytes (keys and values alternate in objects).
+            (child, at_key) = (child + 1, object);
+            loop {
+                let next = child + entries.get(child)?.span as usize;
+                if next >= end || entries.get(next)?.start > shared {
+                    break;
+                }
+                child = next;
+                at_key ^= object;
+            }
+        }
+    }
+
+    /// Keeps the first bytes of `bytes`, which left `recorded` entries (0: none to resume from); the
+    /// first `shared` are already kept.
+    fn remember(&mut self, bytes: &[u8], shared: usize, recorded: usize) {
+        let keep = bytes.len().min(PREFIX);
+        if let (Some(to), Some(from)) = (self.prefix.get_mut(shared..keep), bytes.get(shared..keep)) {
+            to.copy_from_slice(from);
+        }
+        self.prefix_len = keep;
+        self.recorded = recorded;
     }
 }
 
@@ -60,9 +123,15 @@ impl<'a> Value<'a> {
     /// `tape`, and returns its root. The decoders' lookups start here.
     ///
     /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1)
-    /// memory (the tape's).
+    /// memory (the tape's); the bytes it shares with the document parsed before on `tape` cost a
+    /// comparison, not a check (see [`Tape`]).
     pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
-        parse_into(bytes, &mut tape.entries)
+        let shared = scan::common_prefix(tape.prefix.get(..tape.prefix_len).unwrap_or_default(), bytes);
+        let resume = tape.resume(bytes, shared);
+        let parsed = check(bytes, resume, &mut tape.entries);
+        tape.remember(bytes, shared, parsed.map_or(0, |(_, _, len)| len));
+        let (start, end, len) = parsed?;
+        Some(Value { raw: bytes.get(start..end)?, tape: tape.entries.get(..len).unwrap_or_default() })
     }
 
     /// The value's bytes exactly as they appear in the document.
@@ -70,12 +139,19 @@ impl<'a> Value<'a> {
         self.raw
     }
 
-    /// The member `key` of an object; `None` if this is not an object or has no such member.
+    /// The member `key` (ASCII without `\`, as decoders' names are) of an object, the first of that name;
+    /// `None` if this is not an object or has no such member.
     ///
     /// Keys are compared after unescaping. O(members) when recorded, else O(size of the object).
     #[inline(never)] // called from many places: one copy keeps the wasm small
     pub fn get(self, key: &str) -> Option<Value<'a>> {
-        self.members().find(|(name, _)| name.eq_str(key)).map(|(_, value)| value)
+        let mut members = self.members();
+        while let Some((name, value)) = members.next_inline() {
+            if name.is_key(key) {
+                return Some(value);
+            }
+        }
+        None
     }
 
     /// The members of an object as `(key, value)` pairs, in document order (none if not an object).
@@ -83,11 +159,6 @@ impl<'a> Value<'a> {
     /// Decoders that want several members read them all in one loop instead of one [`Value::get`] each.
     pub fn members(self) -> Members<'a> {
         Members { inner: self.contents(b'{') }
-    }
-
-    /// Follows a chain of object members: `v.path(&["a", "b"])` is `v.get("a")?.get("b")`.
-    pub fn path(self, keys: &[&str]) -> Option<Value<'a>> {
-        keys.iter().try_fold(self, |value, key| value.get(key))
     }
 
     /// The elements of an array (none if this is not an array).
@@ -128,8 +199,9 @@ impl<'a> Value<'a> {
         let mut digits = 0;
         for (i, &b) in self.raw.iter().enumerate() {
             match b {
-                b'0'..=b'9' => {
-                    total = total.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                // `total * 10` overflows past this (checked without a wide multiplication, a call in wasm32).
+                b'0'..=b'9' if total <= u64::MAX / 10 => {
+                    total = (total * 10).checked_add(u64::from(b - b'0'))?;
                     digits += 1;
                 }
                 b'.' if digits > 0 => {
@@ -199,7 +271,7 @@ impl<'a> Contents<'a> {
         if start >= self.raw.len() {
             return None; // a recorded container's end, or nothing to iterate
         }
-        let (end, _) = validate(self.raw, start, &mut [])?;
+        let (end, _) = validate(self.raw, State::at(start), &mut [])?;
         let after = skip_ws(self.raw, end);
         self.pos = match self.raw.get(after) {
             Some(b',' | b':') => skip_ws(self.raw, after + 1),
@@ -217,19 +289,37 @@ pub struct Members<'a> {
 impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
+    #[inline(never)] // called from many places: one copy keeps the wasm small
     fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
+        self.next_inline()
+    }
+}
+
+impl<'a> Members<'a> {
+    /// [`Iterator::next`] inlined, for the loop over an OpenAI chunk's members, the most common: the
+    /// recorded case is a few instructions, less than a call returning six words through memory.
+    #[inline(always)]
+    pub fn next_inline(&mut self) -> Option<(Str<'a>, Value<'a>)> {
         let c = &mut self.inner;
         // Recorded: a key is one entry (its span is 1), its value's entries follow it.
-        if let [key, value, ..] = c.tape {
-            let at = |offset: u32| offset.wrapping_sub(c.base) as usize;
-            let (value_tape, rest) = c.tape[1..].split_at_checked(value.span as usize)?;
-            let escaped = c.raw.get(at(key.start) + 1..at(key.end).checked_sub(1)?)?;
-            let raw = c.raw.get(at(value.start)..at(value.end))?;
-            c.tape = rest;
-            return Some((Str { escaped }, Value { raw, tape: value_tape }));
-        }
-        let key = c.next()?.raw;
-        let value = c.next()?;
+        let [key, value, ..] = c.tape else {
+            // A recorded object's contents are pairs: fewer than two entries is its end.
+            return if c.pos >= c.raw.len() { None } else { self.next_unrecorded() };
+        };
+        let at = |offset: u32| offset.wrapping_sub(c.base) as usize;
+        let (value_tape, rest) = c.tape[1..].split_at_checked(value.span as usize)?;
+        let escaped = c.raw.get(at(key.start) + 1..at(key.end).checked_sub(1)?)?;
+        let raw = c.raw.get(at(value.start)..at(value.end))?;
+        c.tape = rest;
+        Some((Str { escaped }, Value { raw, tape: value_tape }))
+    }
+
+    /// The next member of an unrecorded object.
+    #[cold]
+    #[inline(never)]
+    fn next_unrecorded(&mut self) -> Option<(Str<'a>, Value<'a>)> {
+        let key = self.inner.next_unrecorded()?.raw;
+        let value = self.inner.next_unrecorded()?;
         Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
     }
 }
@@ -274,10 +364,25 @@ impl<'a> Str<'a> {
 
     /// Whether the decoded string equals `text`. O(len).
     pub fn eq_str(self, text: &str) -> bool {
-        if !self.escaped.contains(&b'\\') {
+        if !has_backslash(self.escaped) {
             return self.escaped == text.as_bytes();
         }
-        self.chars().eq(text.chars())
+        // Compared as UTF-8 (the same as comparing characters: each has one encoding): smaller in the wasm
+        // than decoding `text` too.
+        let (mut rest, mut buf) = (text.as_bytes(), [0; 4]);
+        self.chars().all(|c| rest.strip_prefix(c.encode_utf8(&mut buf).as_bytes()).map(|tail| rest = tail).is_some()) && rest.is_empty()
+    }
+
+    /// Whether the decoded string is `key`, which is ASCII without `\` (as member names in decoders are):
+    /// [`Str::eq_str`]'s answer, cheaper. An escape takes more bytes than the ASCII character it stands for,
+    /// and a non-ASCII byte never decodes to ASCII, so a string as long as `key` is compared as bytes and
+    /// only a longer one with a `\` is decoded. O(len).
+    fn is_key(self, key: &str) -> bool {
+        match self.escaped.len().cmp(&key.len()) {
+            core::cmp::Ordering::Equal => self.escaped == key.as_bytes(),
+            core::cmp::Ordering::Greater => has_backslash(self.escaped) && self.eq_str(key),
+            core::cmp::Ordering::Less => false,
+        }
     }
 
     /// The still-escaped bytes between the quotes.
@@ -330,41 +435,72 @@ impl StrChars<'_> {
     }
 }
 
+/// Whether `bytes` hold a `\`. A loop, not `contains` (which calls `memchr`, large in the wasm): the
+/// strings searched are keys and short values.
+fn has_backslash(bytes: &[u8]) -> bool {
+    bytes.iter().any(|&b| b == b'\\')
+}
+
 fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
     bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
 }
 
-fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
+/// Past the whitespace at `pos`. Inlined, the usual case (none: compact JSON) is one comparison; the
+/// loop is one copy for the ten sites.
+#[inline(always)]
+fn skip_ws(bytes: &[u8], pos: usize) -> usize {
+    if bytes.get(pos).is_some_and(|&b| b > b' ') {
+        return pos;
+    }
+    skip_ws_loop(bytes, pos)
+}
+
+#[inline(never)]
+fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
     while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         pos += 1;
     }
     pos
 }
 
-/// Checks `bytes` as one JSON document, recording its values on `tape` (see [`Value::parse`]).
-fn parse_into<'a>(bytes: &'a [u8], tape: &'a mut [Entry]) -> Option<Value<'a>> {
+/// Checks `bytes` as one JSON document, recording its values on `tape`, from its start or from `resume`
+/// (see [`Tape::resume`]). Returns where its root starts and ends and how many entries it filled.
+fn check(bytes: &[u8], resume: Option<State>, tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
     // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
     let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
     let start = skip_ws(bytes, 0);
-    let (end, len) = validate(bytes, start, tape.get_mut(..room).unwrap_or_default())?;
-    if skip_ws(bytes, end) != bytes.len() {
-        return None;
-    }
-    let tape: &'a [Entry] = tape;
-    Some(Value { raw: bytes.get(start..end)?, tape: tape.get(..len).unwrap_or_default() })
+    let (end, len) = validate(bytes, resume.unwrap_or(State::at(start)), tape.get_mut(..room).unwrap_or_default())?;
+    (skip_ws(bytes, end) == bytes.len()).then_some((start, end, len))
 }
 
-/// Checks that a JSON value starts at `first` and returns where it ends and how many entries of
+/// Where [`validate`] is: the next value or key at `i` (a key when `at_key`), inside `depth` containers
+/// (`containers`: a bit stack, 1 = object, innermost lowest), with `len` entries recorded, the innermost
+/// open container's at `open`.
+#[derive(Clone, Copy)]
+struct State {
+    i: usize,
+    containers: u64,
+    depth: u32,
+    at_key: bool,
+    len: usize,
+    open: usize,
+}
+
+impl State {
+    /// The start of a value at `i`, nothing recorded.
+    fn at(i: usize) -> State {
+        State { i, containers: 0, depth: 0, at_key: false, len: 0, open: 0 }
+    }
+}
+
+/// Checks that a JSON value starts at `from` (or continues there) and returns where it ends and how many entries of
 /// `tape` it filled: all its values and keys in document order, or none if they do not all fit.
 /// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
 /// stack frame.
 #[inline(never)] // parsing, and finding values' ends in unrecorded documents, share one copy
-fn validate(bytes: &[u8], first: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
-    let mut tape = Recorder { tape, len: 0, open: 0 };
-    let mut containers: u64 = 0;
-    let mut depth: u32 = 0;
-    let mut i = first;
-    let mut at_key = false;
+fn validate(bytes: &[u8], from: State, tape: &mut [Entry]) -> Option<(usize, usize)> {
+    let State { mut i, mut containers, mut depth, mut at_key, len, open } = from;
+    let mut tape = Recorder { tape, len, open };
     loop {
         i = skip_ws(bytes, i);
         let start = i;
@@ -489,7 +625,7 @@ impl Recorder<'_> {
 fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
     let mut i = pos + 1;
     loop {
-        i = scan::find(bytes, i, |w| scan::equal(w, b'"') | scan::equal(w, b'\\') | scan::below(w, 0x20))?;
+        i = scan::find(bytes, i, scan::string_stop)?;
         match *bytes.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *bytes.get(i + 1)? {
@@ -510,30 +646,24 @@ fn literal(bytes: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
 }
 
 fn validate_number(bytes: &[u8], pos: usize) -> Option<usize> {
-    let digits = |i: usize| bytes.get(i..).map_or(0, |r| r.iter().take_while(|b| b.is_ascii_digit()).count());
-    let mut i = pos + usize::from(bytes.get(pos) == Some(&b'-'));
-    let int = digits(i);
-    if int == 0 || (int > 1 && bytes.get(i) == Some(&b'0')) {
+    // Where the digits from `i` end, if there is at least one.
+    let digits = |i: usize| {
+        let mut end = i;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        (end > i).then_some(end)
+    };
+    let int = pos + usize::from(bytes.get(pos) == Some(&b'-'));
+    let mut i = digits(int)?;
+    if i - int > 1 && bytes.get(int) == Some(&b'0') {
         return None;
     }
-    i += int;
     if bytes.get(i) == Some(&b'.') {
-        let frac = digits(i + 1);
-        if frac == 0 {
-            return None;
-        }
-        i += 1 + frac;
+        i = digits(i + 1)?;
     }
     if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(bytes.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let exp = digits(i);
-        if exp == 0 {
-            return None;
-        }
-        i += exp;
+        i = digits(i + 1 + usize::from(matches!(bytes.get(i + 1), Some(b'+' | b'-'))))?;
     }
     Some(i)
 }
@@ -549,7 +679,8 @@ mod tests {
 
     /// Checks `text` without recording it: lookups into it find values' ends by validating again.
     fn unrecorded(text: &[u8]) -> Option<Value<'_>> {
-        parse_into(text, &mut [])
+        let (start, end, _) = check(text, None, &mut [])?;
+        Some(Value { raw: &text[start..end], tape: &[] })
     }
 
     fn text(v: Value) -> String {
@@ -592,11 +723,22 @@ mod tests {
         let doc = r#"{"choices":[{"delta":{"content":"Hi \"you\" \ud83d\ude00 \u00e9"}},{"x":1}],"usage":{"n":12.0},"k\u0041":2}"#;
         let v = parse(doc.as_bytes()).unwrap();
         let first = v.get("choices").unwrap().first().unwrap();
-        assert_eq!(text(first.path(&["delta", "content"]).unwrap()), "Hi \"you\" 😀 é");
+        assert_eq!(text(first.get("delta").unwrap().get("content").unwrap()), "Hi \"you\" 😀 é");
         assert_eq!(v.get("choices").unwrap().items().count(), 2);
-        assert_eq!(v.path(&["usage", "n"]).unwrap().as_u64(), Some(12));
+        assert_eq!(v.get("usage").unwrap().get("n").unwrap().as_u64(), Some(12));
         assert_eq!(v.get("kA").unwrap().as_u64(), Some(2));
         assert!(v.get("missing").is_none());
+    }
+
+    #[test]
+    fn is_key_answers_as_eq_str() {
+        let doc: &[u8] = b"[\"model\", \"mode\", \"models\", \"mod\\u0065l\", \"mod\\u0065\", \"m\\u00e9\", \"\\u006d\", \"\\\\m\", \"\\n\", \"\", \"\xffodel\", \"mo\\\"el\"]";
+        for item in parse(doc).unwrap().items() {
+            let s = item.as_str().unwrap();
+            for key in ["model", "mode", "m", "", "mo\"el", "\n"] {
+                assert_eq!(s.is_key(key), s.eq_str(key), "{:?} {key:?}", String::from_utf8_lossy(item.raw()));
+            }
+        }
     }
 
     #[test]
@@ -644,6 +786,58 @@ mod tests {
         let small = Value::parse(br#"{"k0":[5]}"#, &mut tape).unwrap();
         assert_eq!((small.tape.len(), small.members().count()), (4, 1));
         assert_eq!(small.get("k0").unwrap().first().unwrap().raw(), b"5");
+    }
+
+    /// Documents parsed one after another on one tape (each resuming after what it shares with the one
+    /// before) give what each gives on a fresh tape: the same answer, the same lookups.
+    fn check_resumes(docs: &[Vec<u8>]) {
+        let (mut tape, mut fresh_tape) = (Tape::default(), Tape::default());
+        for (n, doc) in docs.iter().enumerate() {
+            fresh_tape.recorded = 0;
+            let fresh = Value::parse(doc, &mut fresh_tape);
+            let shared = Value::parse(doc, &mut tape);
+            // The entries are everything lookups read.
+            let seen = |v: Option<Value>| v.map(|v| (v.raw.to_vec(), v.tape.iter().map(|e| (e.start, e.end, e.span)).collect::<Vec<_>>()));
+            assert_eq!(seen(fresh), seen(shared), "document {n}: {}", String::from_utf8_lossy(doc));
+        }
+    }
+
+    #[test]
+    fn documents_that_start_alike_resume_where_they_differ() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read(entry.unwrap().path()).unwrap();
+            let docs: Vec<Vec<u8>> = text
+                .split(|&b| b == b'\n')
+                .map(|line| line.strip_prefix(b"data:").unwrap_or(line).trim_ascii().to_vec())
+                .filter(|line| line.first().is_some_and(|&b| b == b'{' || b == b'['))
+                .collect();
+            check_resumes(&docs);
+            // Each document after itself cut short, or with a byte changed or inserted, anywhere.
+            let bytes = [b'"', b'}', b']', b' ', b'1', b'[', b'{', b',', b':', b'\\', b'x'];
+            for doc in &docs {
+                for at in 0..doc.len() {
+                    let mut changed = doc.clone();
+                    changed[at] = bytes[at % bytes.len()];
+                    let mut inserted = doc.clone();
+                    inserted.insert(at, bytes[(at / bytes.len() + at) % bytes.len()]);
+                    check_resumes(&[doc.clone(), changed.clone(), doc.clone(), inserted, changed, doc[..at].to_vec(), doc.clone()]);
+                }
+            }
+        }
+        let nested = [
+            r#"{"a":{"b":[1,{"c":"x"}],"d":2},"e":3}"#,
+            r#"{"a":{"b":[1,{"c":"y"}],"d":2},"e":3}"#,
+            r#"{"a":{"b":[1,{"c":"y"}]}}"#,
+            r#"{"a":{"b":[1,{}]}}"#,
+            r#"{"a":{"b":[1,{"c"}]}}"#,
+            r#"{"a":{"b":[1,{"c":1}],"d":[]}}"#,
+            r#"{"a":{"b":[1,{"c":1}],"d":[ ]}}"#,
+            r#"{"a":{"b":[1,{"c":1}],"d":[ 1]}}"#,
+        ];
+        check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
+        let nested = ["{}", "{ }", "[]", "[1]", "[1,2]", "[1,2,[3]]", "[1,2,[3,4]]", "[1,2,[3,4]] ", "[1,2,[3,4]] x", "[1,2,[3,4]]"];
+        check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
     }
 
     #[test]

@@ -3,25 +3,41 @@
 
 /// Decodes the character at `*pos` and advances past it. Invalid or truncated sequences yield U+FFFD and
 /// advance one byte, so the caller always makes progress. `*pos` must be in bounds (else U+FFFD, no move).
+///
+/// Valid means what `core::str::from_utf8` accepts (no overlong forms, no surrogates, nothing past
+/// U+10FFFF), checked by hand: the standard decoder's code is most of this function's size in the wasm.
 pub fn decode_at(bytes: &[u8], pos: &mut usize) -> char {
     let Some(&lead) = bytes.get(*pos) else { return char::REPLACEMENT_CHARACTER };
     if lead.is_ascii() {
-        // Most text is ASCII: no need for the validating decoder.
+        // Most text is ASCII.
         *pos += 1;
         return char::from(lead);
     }
-    let len = sequence_len(lead);
-    let decoded = bytes.get(*pos..*pos + len).and_then(|seq| core::str::from_utf8(seq).ok()).and_then(|s| s.chars().next());
-    match decoded {
-        Some(c) => {
-            *pos += len;
-            c
-        }
-        None => {
+    // The second byte's range depends on the lead; the others are any continuation byte.
+    let (len, second) = match lead {
+        0xC2..=0xDF => (2, 0x80..=0xBF),
+        0xE0 => (3, 0xA0..=0xBF),
+        0xED => (3, 0x80..=0x9F),
+        0xE1..=0xEF => (3, 0x80..=0xBF),
+        0xF0 => (4, 0x90..=0xBF),
+        0xF4 => (4, 0x80..=0x8F),
+        0xF1..=0xF3 => (4, 0x80..=0xBF),
+        _ => {
             *pos += 1;
-            char::REPLACEMENT_CHARACTER
+            return char::REPLACEMENT_CHARACTER;
         }
+    };
+    let mut code = u32::from(lead) & (0x7F >> len);
+    for k in 1..len {
+        let b = bytes.get(*pos + k).copied().unwrap_or(0);
+        if !(if k == 1 { second.contains(&b) } else { b & 0xC0 == 0x80 }) {
+            *pos += 1;
+            return char::REPLACEMENT_CHARACTER;
+        }
+        code = (code << 6) | u32::from(b & 0x3F);
     }
+    *pos += len;
+    char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
 /// The length a sequence starting with `lead` claims (1 for invalid leads, which then decode as U+FFFD).
@@ -102,6 +118,54 @@ mod tests {
         let text = "a😀é中b";
         for at in 0..=text.len() {
             assert_eq!(decode_split(text.as_bytes(), at), text, "split at {at}");
+        }
+    }
+
+    /// What `decode_at` did with the standard decoder: the reference for the hand-written checks.
+    fn reference(bytes: &[u8], pos: &mut usize) -> char {
+        let len = sequence_len(bytes[*pos]);
+        match bytes.get(*pos..*pos + len).and_then(|seq| core::str::from_utf8(seq).ok()).and_then(|s| s.chars().next()) {
+            Some(c) => {
+                *pos += len;
+                c
+            }
+            None => {
+                *pos += 1;
+                char::REPLACEMENT_CHARACTER
+            }
+        }
+    }
+
+    #[test]
+    fn decodes_as_the_standard_decoder_does() {
+        let check = |seq: &[u8]| {
+            for end in 1..=seq.len() {
+                let (mut a, mut b) = (0, 0);
+                assert_eq!((decode_at(&seq[..end], &mut a), a), (reference(&seq[..end], &mut b), b), "{:x?}", &seq[..end]);
+            }
+        };
+        // Every lead with every second byte, three-byte leads with every third, four-byte leads with edges.
+        for lead in 0..=255u8 {
+            for second in 0..=255u8 {
+                check(&[lead, second, 0x80, 0x80]);
+            }
+        }
+        for lead in 0xE0..=0xEFu8 {
+            for second in 0..=255u8 {
+                for third in 0..=255u8 {
+                    check(&[lead, second, third]);
+                }
+            }
+        }
+        let edges = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF];
+        for lead in 0xF0..=0xF7u8 {
+            for second in 0x80..=0xC0u8 {
+                for third in edges {
+                    for fourth in edges {
+                        check(&[lead, second, third, fourth]);
+                    }
+                }
+            }
         }
     }
 

@@ -9,7 +9,7 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     }
     model_str(response.get("modelVersion"), sink);
     let candidate = response.get("candidates").and_then(|c| c.first());
-    let parts = candidate.and_then(|c| c.path(&["content", "parts"]));
+    let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts"));
     for part in parts.into_iter().flat_map(|p| p.items()) {
         if let Some(text) = part.get("text").and_then(|t| t.as_str()).filter(|t| !t.is_empty()) {
             let thought = part.get("thought").and_then(|t| t.as_bool()) == Some(true);

@@ -10,7 +10,8 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(chunk) = parse_json(data, tape, sink) else { return };
     // One pass per object: this decoder runs for every event of the most common format.
     let mut finished = false;
-    for (key, value) in chunk.members() {
+    let mut members = chunk.members();
+    while let Some((key, value)) = members.next_inline() {
         match key.escaped() {
             b"model" => model_str(Some(value), sink),
             b"choices" => {
@@ -20,7 +21,7 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
             }
             b"usage" if !value.is_null() => sink.usage(Usage {
                 output: value.get("completion_tokens").and_then(|v| v.as_u64()),
-                reasoning: value.path(&["completion_tokens_details", "reasoning_tokens"]).and_then(|v| v.as_u64()),
+                reasoning: value.get("completion_tokens_details").and_then(|v| v.get("reasoning_tokens")).and_then(|v| v.as_u64()),
             }),
             // Servers that fail mid-stream send `{"error": {...}}` in place of a chunk.
             b"error" if !value.is_null() => sink.error_event(),
@@ -59,7 +60,7 @@ fn decode_delta(delta: Value, sink: &mut impl Sink) {
             }
             b"tool_calls" => {
                 for call in value.items() {
-                    output_str(call.path(&["function", "arguments"]), OutputKind::Tool, sink);
+                    output_str(call.get("function").and_then(|v| v.get("arguments")), OutputKind::Tool, sink);
                 }
             }
             _ => {}

@@ -24,7 +24,7 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
             if let Some(usage) = response.get("usage").filter(|u| !u.is_null()) {
                 sink.usage(Usage {
                     output: usage.get("output_tokens").and_then(|v| v.as_u64()),
-                    reasoning: usage.path(&["output_tokens_details", "reasoning_tokens"]).and_then(|v| v.as_u64()),
+                    reasoning: usage.get("output_tokens_details").and_then(|v| v.get("reasoning_tokens")).and_then(|v| v.as_u64()),
                 });
             }
             if let Some(status) = response.get("status").and_then(|s| s.as_str()) {

@@ -97,7 +97,7 @@ impl SseParser {
                 rest = tail;
             }
         }
-        while let Some(end) = scan::find(rest, 0, |w| scan::equal(w, b'\n') | scan::equal(w, b'\r')) {
+        while let Some(end) = scan::find(rest, 0, |w| scan::equal_either(w, b'\n', b'\r')) {
             let (line, tail) = rest.split_at(end);
             if self.line.is_empty() {
                 self.fields.line(line, on_event);
@@ -183,12 +183,14 @@ impl EventFields {
                 self.event_type.clear();
                 self.event_type.extend(value);
             }
-            b"id" if !value.contains(&0) => {
+            b"id" if !value.iter().any(|&b| b == 0) => { // not `contains`: its `memchr` is large in the wasm
                 self.last_event_id.clear();
                 self.last_event_id.extend(value);
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
-                self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| ms.saturating_mul(10).saturating_add(u64::from(d - b'0'))));
+                // `saturating_mul` would be a wide multiplication, a call in wasm32.
+                let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
+                self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
             }
             _ => {}
         }
