@@ -87,7 +87,7 @@ fn main() {
         timing.store += t.elapsed().as_secs_f64();
         timing.batches += 1;
         stored += batch.records.len() as u64;
-        accepted += inserted.accepted as u64;
+        accepted += inserted.accepted() as u64;
         if Instant::now() >= next_report {
             let rate = stored as f64 / started.elapsed().as_secs_f64();
             let left = total.saturating_sub(stored) as f64 / rate;

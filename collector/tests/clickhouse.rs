@@ -418,7 +418,7 @@ fn two_stores_given_the_same_batches_at_once_count_each_record_once() {
     }
     let distinct = dataset().len();
     // Each record accepted by one answer at most (both copies may be answered as duplicates).
-    let accepted: usize = answers.iter().map(|(x, y)| x.accepted + y.accepted).sum();
+    let accepted: usize = answers.iter().map(|(x, y)| x.accepted() + y.accepted()).sum();
     assert!(accepted <= distinct, "{accepted} accepted of {distinct}");
     assert!(count(&db, "records") > distinct as u64, "both inserted copies: {}", count(&db, "records"));
     assert_same_answers(&a, &sqlite);
@@ -453,7 +453,7 @@ fn copies_left_unmarked_are_marked_by_the_retry_or_the_next_start() {
     assert!(summed(&a) > summed(&sqlite), "unmarked copies count twice");
     // The sender's retry, through either collector, finds and marks them.
     for batch in batches {
-        assert_eq!(a.insert_batch(batch, 2).unwrap().accepted, 0);
+        assert_eq!(a.insert_batch(batch, 2).unwrap().accepted(), 0);
     }
     assert_same_answers(&b, &sqlite);
     // Or the next collector to start does.
@@ -547,8 +547,8 @@ fn concurrent_batches_store_each_record_once() {
         senders.into_iter().flat_map(|s| s.join().unwrap()).collect()
     });
     let distinct = 80 * 5 + 5;
-    assert_eq!(answers.iter().map(|(_, a)| a.accepted).sum::<usize>(), distinct);
-    assert_eq!(answers.iter().map(|(_, a)| a.accepted + a.duplicates).sum::<usize>(), 800);
+    assert_eq!(answers.iter().map(|(_, a)| a.accepted()).sum::<usize>(), distinct);
+    assert_eq!(answers.iter().map(|(_, a)| a.accepted() + a.duplicates).sum::<usize>(), 800);
     // The accepted positions name each record once: what /metrics counts.
     let accepted_ids: std::collections::HashSet<String> = answers.iter().flat_map(|(b, a)| a.accepted_at.iter().map(|&i| batch_of(*b).records[i].id.clone()).collect::<Vec<_>>()).collect();
     assert_eq!(accepted_ids.len(), distinct);

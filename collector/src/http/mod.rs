@@ -253,7 +253,7 @@ async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, reques
         insert.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
     };
     match stored.await {
-        Ok(inserted) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted, "duplicates": inserted.duplicates })),
+        Ok(inserted) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted(), "duplicates": inserted.duplicates })),
         Err(e) => {
             eprintln!("llm-ux-collector: storing a batch failed: {e}");
             error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch may not have been stored; retry later (a record is counted once however often it is sent)".into())

@@ -21,20 +21,24 @@ use crate::streams::{Order, Stream};
 use crate::validate::Batch;
 use std::fmt;
 
-/// What storing a batch did: `accepted` records were new, `duplicates` had an id already stored
-/// (or repeated within the batch) and were ignored; `accepted_at` says which were new, by their
-/// positions in the batch, ascending (what `/metrics` counts: [`crate::prometheus`]).
+/// What storing a batch did: the records at `accepted_at` (positions in the batch, ascending) were new
+/// (what `/metrics` counts: [`crate::prometheus`]); `duplicates` had an id already stored (or repeated
+/// within the batch) and were ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inserted {
-    pub accepted: usize,
-    pub duplicates: usize,
     pub accepted_at: Vec<usize>,
+    pub duplicates: usize,
 }
 
 impl Inserted {
     /// A batch of `records` records of which those at `accepted_at` were new.
     pub fn of(records: usize, accepted_at: Vec<usize>) -> Inserted {
-        Inserted { accepted: accepted_at.len(), duplicates: records - accepted_at.len(), accepted_at }
+        Inserted { duplicates: records - accepted_at.len(), accepted_at }
+    }
+
+    /// How many records were new.
+    pub fn accepted(&self) -> usize {
+        self.accepted_at.len()
     }
 }
 
