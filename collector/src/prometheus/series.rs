@@ -25,11 +25,6 @@ impl Histogram {
         self.counts[self.bounds.partition_point(|&bound| bound < seconds)] += 1;
         self.sum_ms += ms;
     }
-
-    /// Values observed.
-    pub fn count(&self) -> u64 {
-        self.counts.iter().sum()
-    }
 }
 
 /// One label set's figures, each over the records that have the value (render figures are null for
@@ -105,7 +100,7 @@ mod tests {
         assert_eq!(h.counts[1], 1);
         assert_eq!(h.counts[buckets::TPOT.len() - 1], 1, "80 s is in le=80");
         assert_eq!(h.counts[buckets::TPOT.len()], 1, "over the last bound: +Inf");
-        assert_eq!(h.count(), 5);
+        assert_eq!(h.counts.iter().sum::<u64>(), 5);
         assert_eq!(h.sum_ms, 0.5 + 1.0 + 1.0001 + 80_000.0 + 80_000.5);
     }
 }
