@@ -24,10 +24,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ROOT, buildCollector, startCollector } from '../../scripts/collector.mjs';
 import { envelope, validRecord } from './beacon-records.mjs';
+import { freePorts } from './lib/free-ports.mjs';
 import { prng } from './lib/prng.mjs';
 import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
@@ -115,16 +115,6 @@ const setup = {};
 let sent; // set once every batch was accepted
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
-
-/** `n` distinct free loopback ports (held open together, then released). */
-async function freePorts(n) {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
-  })));
-  const found = servers.map((s) => s.address().port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return found;
-}
 
 /** Starts collector `i` on its port, collector PROXIED through the recording proxy. */
 const startOn = (i) => startCollector({ listen: `127.0.0.1:${ports[i]}`, args: ['--clickhouse', i === PROXIED ? proxy.url : clickhouseUrl, ...args], build: false });

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launchChromium } from './browsers/chromium.mjs';
+import { freePorts } from './lib/free-ports.mjs';
 import { installApp, packTarball } from './packed-app.mjs';
 
 // The route's schedule and text (tests/js/apps/next/app/api/chat/route.js): 30 deltas of one word each,
@@ -93,18 +93,9 @@ async function runNext(args, timeoutMs) {
   return child.output;
 }
 
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
-}
-
 /** Starts `next <command>` on a free port; resolves once `/` answers 200, with the server's HTML for it. */
 async function serve(command) {
-  const port = await freePort();
+  const [port] = await freePorts(1);
   const child = next([...command, '-H', '127.0.0.1', '-p', String(port)]);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + SERVER_WAIT_MS;

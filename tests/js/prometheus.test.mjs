@@ -22,11 +22,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, buildCollector, startCollector } from '../../scripts/collector.mjs';
 import { envelope, validRecord } from './beacon-records.mjs';
+import { freePorts } from './lib/free-ports.mjs';
 import { prng } from './lib/prng.mjs';
 
 const KEY = 'read-key-for-the-prometheus-test';
@@ -143,18 +143,6 @@ function vllmStandIn() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(Object.assign(state, { server, address: `127.0.0.1:${server.address().port}` }))));
 }
 
-/** A port free now on 127.0.0.1 (Prometheus binds it next: a start that loses the race is retried). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createTcpServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The ```lang blocks of a Markdown text. */
 const blocks = (markdown, lang) => [...markdown.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
 
@@ -184,7 +172,7 @@ async function startPrometheus(dir, config) {
   const configFile = join(dir, 'prometheus.yml');
   writeFileSync(configFile, config);
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const [port] = await freePorts(1);
     const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
     // `timeout` ends it after 4 minutes whatever becomes of this process (and passes SIGTERM on).
     const child = spawn('timeout', ['-k', '5', '240', 'prometheus', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
