@@ -20,25 +20,32 @@
 //!   against quiet times.
 //!
 //! Distributions are compared with the Mann-Whitney U test on their sketch buckets (values in one
-//! bucket tie), and the shares of streams that stall or come in bunches with a two-proportion z-test;
+//! bucket tie), and the shares of streams that stall or come in bunches with a two-proportion z-test,
+//! then within the values of each other dimension (and, for stalls, each length band: a long answer
+//! has more time to stall) with the Cochran-Mantel-Haenszel test, so that a share another dimension
+//! explains is no finding (a stalling model that serves mostly one scenario makes that scenario stall
+//! more often overall, not within each model); a dimension whose values the group and the others
+//! hardly share (under [`MIN_STREAMS`] a side in common strata) cannot tell them apart and is passed;
 //! a finding needs p below [`ALPHA`] (small, since a window is tested many times), at least
 //! [`MIN_STREAMS`] streams on each side, and a material effect: a median at least [`MIN_RATIO`] times
 //! the others' and some ms more for that metric, and a chance of at least [`MIN_CHANCE_SLOWER`] that a
 //! stream of the group is slower than another (a median alone can jump between the modes of mixed
 //! traffic: two alike halves of a mix of fast and slow models may show medians 1.6 times apart); a
-//! share at least twice the others' and 5 points more. A finding is
+//! share at least twice the others' and 5 points more, overall and within strata (the Mantel-Haenszel
+//! rate ratio and difference). A finding is
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
 //!
 //! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
 //! store) and one per time bucket for the load; memory O(dimensions × [`VALUES_PER_DIMENSION`] +
-//! time buckets) rollups, at most [`MAX_BUCKETS`] buckets.
+//! time buckets) rollups, at most [`MAX_BUCKETS`] buckets, and O((dimensions × [`VALUES_PER_DIMENSION`])²)
+//! share counts for the strata (about 1 MB).
 
 use crate::dims::{Dim, Dims, Metric};
 use crate::params::{self, Takes, Window};
 use crate::query::visit_window;
 use crate::rollup::{Grain, Rollup};
-use crate::stats::{mann_whitney_grouped, p_text, two_proportion};
+use crate::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::summary::DEF;
 use crate::validate::Invalid;
@@ -111,45 +118,73 @@ pub fn diagnosis(store: &dyn Store, window: &Window) -> Result<Value, StoreError
 
 const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true, false], extras: true, joint: JointNeed::Nothing };
 
+/// A share's streams where its trait is known, and those with it, per length band
+/// ([`crate::rollup::length_band`]; the last for the streams of none).
+type BandCounts = [(u64, u64); 4];
+
+/// Per dimension (by its index), per stratum (its tested values in order, then one for all the
+/// others), each [`SHARES`]' counts.
+type Strata = [Vec<[BandCounts; 2]>; Dim::ALL.len()];
+
+/// A tested value of a dimension: its streams' rollup and their share counts by stratum of every
+/// dimension.
+struct Tested {
+    value: Option<String>,
+    rollup: Rollup,
+    strata: Strata,
+}
+
 /// Each tested value of each dimension against the other streams.
 fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
-    // Per dimension (by its index), the tested values' rollups: a piece finds its own without a copy of its values.
-    let mut tested: [BTreeMap<Option<String>, Rollup>; Dim::ALL.len()] = Default::default();
+    // Per dimension, its tested values and each one's stratum.
+    let mut stratum_of: [BTreeMap<Option<String>, usize>; Dim::ALL.len()] = Default::default();
     for dim in Dim::ALL {
-        for key in store.busiest_groups(window.from, window.to, &[dim], &window.filters, VALUES_PER_DIMENSION)?.keys {
-            tested[dim.index()].insert(key.into_iter().next().flatten(), Rollup::default());
-        }
+        let keys = store.busiest_groups(window.from, window.to, &[dim], &window.filters, VALUES_PER_DIMENSION)?.keys;
+        stratum_of[dim.index()] = keys.into_iter().map(|key| key.into_iter().next().flatten()).collect::<std::collections::BTreeSet<_>>().into_iter().zip(0..).collect();
     }
-    let mut all = Rollup::default();
+    let no_strata = || -> Strata { std::array::from_fn(|d| vec![Default::default(); stratum_of[d].len() + 1]) };
+    let mut tested: [Vec<Tested>; Dim::ALL.len()] =
+        std::array::from_fn(|d| stratum_of[d].keys().map(|value| Tested { value: value.clone(), rollup: Rollup::default(), strata: no_strata() }).collect());
+    let (mut all, mut all_strata) = (Rollup::default(), no_strata());
     visit_window(store, window.from, window.to, Grain::Day, Selection::filtered(&window.filters), NEEDS, |_, dims: &Dims, piece| {
         all.merge_without_joint(piece);
-        for (values, value) in tested.iter_mut().zip(dims) {
-            if let Some(rollup) = values.get_mut(value) {
-                rollup.merge_without_joint(piece);
+        let counts = SHARES.each_ref().map(|share| (share.by_band)(piece));
+        let strata: [usize; Dim::ALL.len()] = std::array::from_fn(|d| stratum_of[d].get(&dims[d]).copied().unwrap_or(stratum_of[d].len()));
+        add_counts(&mut all_strata, &strata, &counts);
+        for (values, &stratum) in tested.iter_mut().zip(&strata) {
+            if let Some(value) = values.get_mut(stratum) {
+                value.rollup.merge_without_joint(piece);
+                add_counts(&mut value.strata, &strata, &counts);
             }
         }
     })?;
     let mut findings = Vec::new();
-    for (dim, value, group) in Dim::ALL.into_iter().flat_map(|dim| tested[dim.index()].iter().map(move |(value, group)| (dim, value, group))) {
-        let who = format!("{} {}", dim.name(), value.as_deref().map_or("(none)".to_owned(), |v| format!("{v:?}")));
-        let subject = json!({ "dimension": dim.name(), "value": value });
+    for (dim, group) in Dim::ALL.into_iter().flat_map(|dim| tested[dim.index()].iter().map(move |group| (dim, group))) {
+        let who = format!("{} {}", dim.name(), group.value.as_deref().map_or("(none)".to_owned(), |v| format!("{v:?}")));
+        let subject = json!({ "dimension": dim.name(), "value": group.value });
         for (metric, kind, min_difference, words) in COMPARED {
-            let Some(c) = Comparison::of(group.metric(metric).sketch.clone(), without(&all.metric(metric).sketch, &group.metric(metric).sketch)) else { continue };
+            let Some(c) = Comparison::of(group.rollup.metric(metric).sketch.clone(), without(&all.metric(metric).sketch, &group.rollup.metric(metric).sketch)) else { continue };
             if c.is_finding(MIN_RATIO, min_difference) {
                 let text = format!("{who} {words}: its median {} is {} against {} for the other streams ({:.1}×; {}, {} vs {} streams).", metric.label(), ms(c.p50), ms(c.other_p50), c.ratio(), p_text(c.p_value), c.streams, c.other_streams);
                 findings.push(Finding { kind, effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) });
             }
         }
-        let stalls = Share { kind: "stream", metric: "stallRate", of: |r| (r.stall_known, r.stalled) };
-        findings.extend(stalls.finding(&subject, group, &all, |rate, other| {
-            format!("{who} stalls often: {rate:.0}% of its streams paused for 500 ms or more, against {other:.0}% of the other streams")
-        }));
-        let bunches = Share { kind: "network", metric: "bunchedRate", of: |r| (r.bunch_known, r.bunched) };
-        findings.extend(bunches.finding(&subject, group, &all, |rate, other| {
-            format!("{who} gets its tokens in bunches: in {rate:.0}% of its streams, most output events reached the page in the same network read as the one before (a buffering proxy or gateway holds them), against {other:.0}% of the other streams")
-        }));
+        for (which, share) in SHARES.iter().enumerate() {
+            findings.extend(share.finding(which, &who, &subject, dim, group, (&all, &all_strata)));
+        }
     }
     Ok(findings)
+}
+
+/// Adds a piece's share `counts` to the stratum of each of its dimension values.
+fn add_counts(to: &mut Strata, strata: &[usize; Dim::ALL.len()], counts: &[BandCounts; 2]) {
+    for (by_stratum, &stratum) in to.iter_mut().zip(strata) {
+        for (sum, add) in by_stratum[stratum].iter_mut().zip(counts) {
+            for ((known, with), (more_known, more_with)) in sum.iter_mut().zip(add) {
+                (*known, *with) = (*known + more_known, *with + more_with);
+            }
+        }
+    }
 }
 
 /// A share of streams with some trait (of those where it is known), compared between a group and
@@ -157,15 +192,44 @@ fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, Stor
 struct Share {
     kind: &'static str,
     metric: &'static str,
-    /// The streams where the trait is known, and those with it.
-    of: fn(&Rollup) -> (u64, u64),
+    /// Its counts in a rollup, by length band where the rollup keeps them (else all in the first).
+    by_band: fn(&Rollup) -> BandCounts,
+    /// Whether its strata are split by length band too.
+    by_length: bool,
+    /// The words of its finding, from who, its rate and the others' in percent.
+    words: fn(&str, f64, f64) -> String,
 }
 
+const SHARES: [Share; 2] = [
+    Share {
+        kind: "stream",
+        metric: "stallRate",
+        by_band: |r| {
+            let band = |b: usize| (r.band_stall_known[b], r.band_stalled[b]);
+            let banded = (0..3).map(band).fold((0, 0), |(k, w), (bk, bw)| (k + bk, w + bw));
+            [band(0), band(1), band(2), (r.stall_known.saturating_sub(banded.0), r.stalled.saturating_sub(banded.1))]
+        },
+        by_length: true,
+        words: |who, rate, other| format!("{who} stalls often: {rate:.0}% of its streams paused for 500 ms or more, against {other:.0}% of the other streams"),
+    },
+    Share {
+        kind: "network",
+        metric: "bunchedRate",
+        by_band: |r| [(r.bunch_known, r.bunched), (0, 0), (0, 0), (0, 0)],
+        by_length: false,
+        words: |who, rate, other| {
+            format!("{who} gets its tokens in bunches: in {rate:.0}% of its streams, most output events reached the page in the same network read as the one before (a buffering proxy or gateway holds them), against {other:.0}% of the other streams")
+        },
+    },
+];
+
 impl Share {
-    /// A finding when `group` has the trait more often than the other streams of `all` (the module
-    /// doc's rules), its text `words` of both rates in percent, then the test and the counts.
-    fn finding(&self, subject: &Value, group: &Rollup, all: &Rollup, words: impl Fn(f64, f64) -> String) -> Option<Finding> {
-        let ((known, with), (all_known, all_with)) = ((self.of)(group), (self.of)(all));
+    /// A finding when `group`, a value of `dim`, has the trait more often than the other streams of
+    /// `all` (the module doc's rules), overall and within the strata of every other dimension where
+    /// the two meet; this is share number `which` of [`SHARES`]. O(dimensions × strata).
+    fn finding(&self, which: usize, who: &str, subject: &Value, dim: Dim, group: &Tested, (all, all_strata): (&Rollup, &Strata)) -> Option<Finding> {
+        let total = |counts: BandCounts| counts.iter().fold((0, 0), |(k, w), (bk, bw)| (k + bk, w + bw));
+        let ((known, with), (all_known, all_with)) = (total((self.by_band)(&group.rollup)), total((self.by_band)(all)));
         let (other_known, other_with) = (all_known.saturating_sub(known), all_with.saturating_sub(with));
         if known < MIN_STREAMS || other_known < MIN_STREAMS {
             return None;
@@ -175,10 +239,39 @@ impl Share {
         if p >= ALPHA || rate < 2.0 * other_rate || rate - other_rate < 0.05 {
             return None;
         }
-        let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY };
-        let evidence = with_fields(subject, json!({ "metric": self.metric, "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p }));
-        let text = format!("{} ({}, {known} vs {other_known} streams).", words(rate * 100.0, other_rate * 100.0), p_text(p));
-        Some(Finding { kind: self.kind, effect, text, evidence })
+        // Not where another dimension explains it: a model that stalls, most of whose streams are of
+        // one scenario, makes that scenario stall more often too, though not within each model.
+        let (mut by, mut worst_p, mut least_ratio) = (Vec::new(), 0.0f64, f64::INFINITY);
+        for other in Dim::ALL.into_iter().filter(|&d| d != dim) {
+            let (mine, theirs) = (&group.strata[other.index()], &all_strata[other.index()]);
+            let tables = mine.iter().zip(theirs).flat_map(|(mine, theirs)| {
+                mine[which].iter().zip(&theirs[which]).map(|(&(n1, x1), &(n, x))| (x1, n1, x.saturating_sub(x1), n.saturating_sub(n1)))
+            });
+            let within = mantel_haenszel(tables);
+            if within.streams < MIN_STREAMS || within.other_streams < MIN_STREAMS {
+                continue; // the two hardly meet in its strata: it cannot tell them apart
+            }
+            if within.p_value >= ALPHA || within.rate_ratio < 2.0 || within.rate_difference < 0.05 {
+                return None;
+            }
+            by.push(other.name());
+            (worst_p, least_ratio) = (worst_p.max(within.p_value), least_ratio.min(within.rate_ratio));
+        }
+        let effect = if other_rate > 0.0 { rate / other_rate } else { f64::INFINITY }.min(least_ratio);
+        let strata = if self.by_length { by.iter().copied().chain(["length band"]).collect() } else { by.clone() };
+        let mut evidence = json!({ "metric": self.metric, "streams": known, "rate": rate, "otherStreams": other_known, "otherRate": other_rate, "test": "two-proportion z-test", "pValue": p });
+        let mut text = format!("{} ({}, {known} vs {other_known} streams", (self.words)(who, rate * 100.0, other_rate * 100.0), p_text(p));
+        if !by.is_empty() {
+            evidence["within"] = json!({ "strata": strata, "test": "Cochran-Mantel-Haenszel test", "pValue": worst_p, "rateRatio": least_ratio });
+            text += "; so too within each ";
+            text += &match strata.split_last() {
+                Some((last, [])) => (*last).to_owned(),
+                Some((last, rest)) => rest.join(", ") + " and " + last,
+                None => String::new(),
+            };
+        }
+        text += ").";
+        Some(Finding { kind: self.kind, effect, text, evidence: with_fields(subject, evidence) })
     }
 }
 

@@ -1,6 +1,7 @@
 //! GET /api/diagnosis over real HTTP: traffic with one known cause per hour (a model slow to start,
 //! a model that stutters, an app version whose page paints late, a connection behind a buffering
-//! proxy, a peak that slows everything), and a healthy hour. The diagnosis must name each cause, where it lies and nothing else, and nothing in
+//! proxy, a peak that slows everything, stalls that come with a model or with a scenario when each
+//! model serves mostly one scenario), and a healthy hour. The diagnosis must name each cause, where it lies and nothing else, and nothing in
 //! the healthy hour; its figures are checked against the records as sent.
 
 mod common;
@@ -36,6 +37,10 @@ enum Cause {
     SlowPage,
     Buffered,
     Peak,
+    /// m-b stalls; it serves mostly code, m-a mostly chat.
+    StallingModel,
+    /// Code stalls, served as above.
+    StallingScenario,
 }
 
 /// An hour of healthy traffic from `start` (two models, scenarios, variants, app versions and
@@ -52,7 +57,10 @@ fn hour(start: f64, cause: Cause, seed: u64) -> Vec<Value> {
         let model = rng.pick(&["m-a", "m-b"]);
         let app_version = rng.pick(&["1.0", "1.1"]);
         r["model"] = json!(model);
-        r["scenario"] = json!(rng.pick(&["chat", "code"]));
+        // A code model: a stall that comes with one comes with the other too, overall.
+        let split = matches!(cause, Cause::StallingModel | Cause::StallingScenario);
+        let scenario = if split { if (rng.unit() < 0.9) == (model == "m-b") { "code" } else { "chat" } } else { rng.pick(&["chat", "code"]) };
+        r["scenario"] = json!(scenario);
         r["variant"] = json!(rng.pick(&["A", "B"]));
         r["appVersion"] = json!(app_version);
         r["connection"] = json!(rng.pick(&["4g", "wifi"]));
@@ -60,7 +68,12 @@ fn hour(start: f64, cause: Cause, seed: u64) -> Vec<Value> {
         let ttft = rng.between(300.0, 700.0) * slow * if cause == Cause::SlowStart && model == "m-b" { 3.0 } else { 1.0 };
         let tpot = rng.between(15.0, 30.0) * slow;
         let uneven = if cause == Cause::Stutter && model == "m-b" { 3.0 } else { 1.0 };
-        let stall_share = if cause == Cause::Stutter && model == "m-b" { 0.4 } else { 0.02 };
+        let stall_share = match cause {
+            Cause::Stutter if model == "m-b" => 0.4,
+            Cause::StallingModel if model == "m-b" => 0.5,
+            Cause::StallingScenario if scenario == "code" => 0.5,
+            _ => 0.02,
+        };
         let render_delay = rng.between(2.0, 8.0) * if cause == Cause::SlowPage && app_version == "1.1" { 10.0 } else { 1.0 };
         r["ttftMs"] = json!(ttft);
         r["ttftArrivalMs"] = json!(ttft - 5.0);
@@ -146,7 +159,7 @@ fn close(got: &Value, want: f64, tolerance: f64, what: &str) {
 fn names_each_cause_where_it_lies_and_nothing_when_healthy() {
     let server = Server::start(&[]);
     let hours: Vec<(f64, Cause, Vec<Value>)> =
-        [Cause::None, Cause::SlowStart, Cause::Stutter, Cause::SlowPage, Cause::Buffered, Cause::Peak].into_iter().enumerate().map(|(k, cause)| {
+        [Cause::None, Cause::SlowStart, Cause::Stutter, Cause::SlowPage, Cause::Buffered, Cause::Peak, Cause::StallingModel, Cause::StallingScenario].into_iter().enumerate().map(|(k, cause)| {
             let start = *T0 + k as f64 * HOUR;
             (start, cause, hour(start, cause, 100 + k as u64))
         }).collect();
@@ -164,7 +177,20 @@ fn names_each_cause_where_it_lies_and_nothing_when_healthy() {
             Cause::SlowPage => vec![pair("page", "appVersion=1.1")],
             Cause::Buffered => vec![pair("network", "connection=wifi")],
             Cause::Peak => vec![pair("load", "peak"), pair("load", "peak")],
+            // Each only where it lies, though the other stalls as often overall: a plain comparison names both.
+            Cause::StallingModel => vec![pair("stream", "model=m-b")],
+            Cause::StallingScenario => vec![pair("stream", "scenario=code")],
         };
+        if let Some((dim, value)) = match cause {
+            Cause::StallingModel => Some(("scenario", "code")),
+            Cause::StallingScenario => Some(("model", "m-b")),
+            _ => None,
+        } {
+            let stalled = |rs: &[&Value]| rs.iter().filter(|r| r["stalls"]["count"] != json!(0)).count() as f64 / rs.len() as f64;
+            let (group, other): (Vec<&Value>, Vec<&Value>) = records.iter().partition(|r| r[dim] == value);
+            let (rate, other_rate) = (stalled(&group), stalled(&other));
+            assert!(rate >= 2.0 * other_rate && rate - other_rate >= 0.05, "{dim}={value} stalls {rate} against {other_rate} overall: the hour tests nothing");
+        }
         let mut sorted = named.clone();
         sorted.sort();
         assert_eq!(sorted, want, "{}", serde_json::to_string_pretty(&body["findings"]).unwrap());
@@ -206,6 +232,11 @@ fn names_each_cause_where_it_lies_and_nothing_when_healthy() {
                 let rate = |rs: &[&Value]| rs.iter().filter(|r| has(r) == Some(true)).count() as f64 / rs.len() as f64;
                 close(&e["rate"], rate(&group), 1e-9, "rate");
                 close(&e["otherRate"], rate(&other), 1e-9, "other rate");
+                // Within each other dimension's values and each length band as well.
+                let others: Vec<&str> = ["model", "scenario", "variant", "appVersion", "connection"].into_iter().filter(|d| e["dimension"] != *d).collect();
+                let strata = if e["metric"] == "stallRate" { [others.clone(), vec!["length band"]].concat() } else { others };
+                assert_eq!((e["within"]["strata"].clone(), e["within"]["test"].clone()), (json!(strata), json!("Cochran-Mantel-Haenszel test")), "{f}");
+                assert!(e["within"]["pValue"].as_f64().unwrap() < 0.001 && e["within"]["rateRatio"].as_f64().unwrap() >= 2.0, "{f}");
                 assert_eq!((e["streams"].as_u64(), e["otherStreams"].as_u64()), (Some(group.len() as u64), Some(other.len() as u64)));
                 continue;
             }

@@ -83,6 +83,11 @@ test('simulated causes are each named by the diagnosis, and healthy values are n
     console.log(`minutes: ${minutes}`);
     assert.ok(findings.some((f) => f.kind === 'load'), `no load finding; minutes: ${minutes}`);
     const wrong = findings.filter((f) => f.kind !== 'load' && !CAUSES[subject(f)]?.may.includes(f.kind));
+    if (wrong.length) {
+      // What a wrong finding's stalls or bunches came with, to say why.
+      const { groups } = await get('/api/summary?groupBy=model,scenario,appVersion');
+      console.log(`by model, scenario and app version:\n${groups.map((g) => `  ${Object.values(g.key).join(' ')}: ${g.count} streams, stall rate ${g.stallRate}`).join('\n')}`);
+    }
     assert.deepEqual(wrong.map((f) => f.text), [], 'findings where no such cause lies');
   } finally {
     await collector?.close();
