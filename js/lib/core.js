@@ -12,9 +12,16 @@ let heap = new Uint8Array(0);
 
 /** Compiles and instantiates the core off the main thread's critical path (async). O(module size). */
 export async function loadCore() {
+  // The string's code (scripts/embed-wasm.mjs): each character stands for its index among the printable
+  // ones but `"`; below 92 it is a byte, else it and the next character are one.
   const bytes = new Uint8Array(embedded.length);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = embedded.charCodeAt(i);
-  core = (await WebAssembly.instantiate(bytes)).instance.exports;
+  let length = 0;
+  for (let i = 0; i < embedded.length; length++) {
+    const next = () => embedded.charCodeAt(i) - 32 - (embedded.charCodeAt(i++) > 34);
+    const index = next();
+    bytes[length] = index < 92 ? index : 92 + 94 * (index - 92) + next();
+  }
+  core = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
 }
 
 /** Bytes of linear memory the core holds. */
