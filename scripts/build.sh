@@ -20,8 +20,9 @@ rm -rf "$stage" "$out"
 mkdir -p "$stage" "$out"
 cp -r js/. "$stage/"
 mkdir -p "$stage/wasm"
-# The pre-optimisation module stays beside the shipped one: it has names for the bench's profiles.
-cp target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
+# Panic paths trap at once (scripts/trap-panics.mjs says why). The pre-optimisation module stays beside the
+# shipped one: it has names for the bench's profiles.
+node scripts/trap-panics.mjs target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
 node_modules/.bin/wasm-opt -Oz --converge --strip-debug --strip-producers --strip-target-features \
   "$stage/wasm/llm_ux_meter.pre-opt.wasm" -o "$stage/llm_ux_meter.wasm"
 node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
