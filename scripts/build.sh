@@ -20,9 +20,9 @@ rm -rf "$stage" "$out"
 mkdir -p "$stage" "$out"
 cp -r js/. "$stage/"
 mkdir -p "$stage/wasm"
-# Panic paths trap at once (scripts/trap-panics.mjs says why). The pre-optimisation module stays beside the
-# shipped one: it has names for the bench's profiles.
-node scripts/trap-panics.mjs target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
+# Panic paths trap at once and libm's exact functions become wasm instructions (scripts/rewrite-wasm.mjs
+# says why). The pre-optimisation module stays beside the shipped one: it has names for the bench's profiles.
+node scripts/rewrite-wasm.mjs target/wasm32-unknown-unknown/wasm/llm_ux_meter.wasm "$stage/wasm/llm_ux_meter.pre-opt.wasm"
 # --low-memory-unused lets wasm-opt fold an added constant (< 1 KiB) into a load's or store's offset,
 # which differs from the add only for a pointer within 1 KiB below 4 GiB, never a real one here: 67 B brotli.
 node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --strip-debug --strip-producers --strip-target-features \
