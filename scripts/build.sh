@@ -14,7 +14,8 @@ if [ "${1:-}" = "--fault-injection" ]; then
   out=dist-fault
 fi
 
-cargo build --profile wasm --lib --target wasm32-unknown-unknown --features "$features"
+# The linker keeps its relocations for scripts/rewrite-wasm.mjs, which finds the data in use with them.
+cargo rustc --profile wasm --lib --target wasm32-unknown-unknown --features "$features" -- -C link-arg=--emit-relocs
 stage="target/npm-stage/$out"
 rm -rf "$stage" "$out"
 mkdir -p "$stage" "$out"
