@@ -10,12 +10,13 @@
 // - libm's square root, ceiling and rounding use wasm's own instructions. These are exact operations,
 //   so the results are the same bits; libm uses the instructions only with an unstable feature, and
 //   its portable square root (128-bit multiplications) and the others were 419 B brotli.
-// - Constant data only those functions used is zeroed (wasm-opt then drops it): panic messages, the
-//   digit table that formats their numbers, the square root's table; 1,000 B raw, 613 B brotli. What
-//   is used comes from the relocations the linker keeps with `--emit-relocs`: every address of data
-//   in code or data is one, naming its symbol, so a data symbol no relocation from a used function or
-//   used data names is never read. The exports are used, and what used things name; the rewritten
-//   functions name nothing. The linking and relocation sections are then dropped.
+// - Constant data only those functions use is zeroed (wasm-opt then drops it): panic messages and most
+//   of their locations, the digit table that formats their numbers, the square root's table; the wasm
+//   is 1,323 B raw and 722 B brotli smaller. What is used comes from the relocations the linker keeps
+//   with `--emit-relocs`: every address of data in code or data is one, naming its symbol, so a data
+//   symbol no relocation from a used function or used data names is never read. The exports are used,
+//   and what used things name, except what the rewritten functions name and a location passed to a
+//   trapping call. The linking and relocation sections are then dropped.
 //
 //   node scripts/rewrite-wasm.mjs IN.wasm OUT.wasm    (IN linked with --emit-relocs; OUT keeps IN's names)
 import binaryen from 'binaryen';
@@ -118,28 +119,39 @@ function collectData(wasm) {
     }
     pos = end;
   }
-  // What each function and data symbol names.
+  // What each function and data symbol names. An address pushed right before a call of a trapping
+  // function is only that call's argument (a panic's location: `#[track_caller]` passes it last).
+  const functionNames = new Map(symbols.filter((s) => s.kind === 0).map((s) => [s.index, s.name ?? '']));
+  const traps = (symbol) => symbols[symbol]?.kind === 0 && DIVERGING.some((pattern) => pattern.test(functionNames.get(symbols[symbol].index) ?? ''));
   const named = new Map();
   const names = (key, symbol) => named.set(key, [...(named.get(key) ?? []), symbol]);
   const dataAt = (at) => symbols.findIndex((s) => s.kind === 1 && at >= s.start && at < s.end);
+  const inCode = [];
   for (const relocations of sections.filter((s) => s.custom?.startsWith('reloc.'))) {
     pos = relocations.payload;
     const target = sections[u32()];
     for (let n = u32(); n > 0; n--) {
       const [type, offset, symbol] = [wasm[pos++], u32(), u32()];
       if (WITH_ADDEND.has(type)) u32();
-      if (target === code) {
-        const body = bodies.findIndex(([start, end]) => offset >= start && offset < end);
-        if (body < 0) throw new Error('a code relocation outside the functions');
-        names(`f${body}`, symbol);
-      } else if (target === data) {
+      if (target === code) inCode.push({ type, offset, symbol });
+      else if (target === data) {
         const at = dataAt(data.content + offset);
         if (at < 0) throw new Error('a data relocation outside the data symbols');
         names(`d${at}`, symbol);
       } else throw new Error(`relocations of a section other than code and data (${target.custom ?? target.id})`);
     }
   }
-  const functionNames = new Map(symbols.filter((s) => s.kind === 0).map((s) => [s.index, s.name ?? '']));
+  const callAt = new Map(inCode.filter((r) => r.type === 0).map((r) => [r.offset, r.symbol]));
+  for (const { type, offset, symbol } of inCode) {
+    const body = bodies.findIndex(([start, end]) => offset >= start && offset < end);
+    if (body < 0) throw new Error('a code relocation outside the functions');
+    if (type === 4 && wasm[code.content + offset - 1] === 0x41) {
+      pos = code.content + offset;
+      u32(); // the i32.const's immediate
+      if (wasm[pos] === 0x10 && traps(callAt.get(pos + 1 - code.content))) continue;
+    }
+    names(`f${body}`, symbol);
+  }
   const used = new Set();
   const use = (key) => {
     if (used.has(key)) return;
