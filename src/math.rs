@@ -1,5 +1,7 @@
 //! Float functions from `libm` rather than std: the wasm build can then go without std (and its panic
-//! formatting), and native and wasm runs give bit-identical results.
+//! formatting), and native and wasm runs give bit-identical results. In the npm package's wasm, the
+//! exact ones (square root, ceiling, and round's truncation) become wasm instructions, with the same
+//! results (scripts/rewrite-wasm.mjs).
 
 pub fn ln(x: f64) -> f64 {
     libm::log(x)

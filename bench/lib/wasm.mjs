@@ -116,7 +116,7 @@ export async function shippedNames(root, shippedPath) {
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-meter-names-'));
   try {
     const out = join(dir, 'named.wasm');
-    await new Promise((resolve, reject) => execFile(wasmOpt, ['-Oz', '--converge', '-g', '--strip-producers', pre, '-o', out], { timeout: 90_000 }, (e) => (e ? reject(e) : resolve())));
+    await new Promise((resolve, reject) => execFile(wasmOpt, ['-Oz', '--converge', '--low-memory-unused', '-g', '--strip-producers', pre, '-o', out], { timeout: 90_000 }, (e) => (e ? reject(e) : resolve())));
     const named = parseWasm(readFileSync(out));
     const shipped = parseWasm(readFileSync(shippedPath));
     if (!named.code || !shipped.code || Buffer.compare(named.code, shipped.code) !== 0) return { names: null, why: 'the pre-optimisation module in target/npm-stage does not match the measured dist/ snapshot: rebuilt since the run began?' };

@@ -12,9 +12,17 @@ let heap = new Uint8Array(0);
 
 /** Compiles and instantiates the core off the main thread's critical path (async). O(module size). */
 export async function loadCore() {
+  // The string's code (scripts/embed-wasm.mjs): each character stands for its index among the printable
+  // ones but `"`; below 72 it is the byte, below 92 the byte 28 higher, else it and the next character
+  // number the n-th other byte (72 to 99, then 120 to 255).
   const bytes = new Uint8Array(embedded.length);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = embedded.charCodeAt(i);
-  core = (await WebAssembly.instantiate(bytes)).instance.exports;
+  let length = 0;
+  for (let i = 0, n; i < embedded.length; length++) {
+    const next = () => embedded.charCodeAt(i) - 32 - (embedded.charCodeAt(i++) > 34);
+    const index = next();
+    bytes[length] = index < 72 ? index : index < 92 ? index + 28 : (n = 94 * (index - 92) + next()) < 28 ? n + 72 : n + 92;
+  }
+  core = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
 }
 
 /** Bytes of linear memory the core holds. */

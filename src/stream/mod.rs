@@ -131,7 +131,9 @@ impl Stream {
         self.timeline.arrive(at, events, has_answer);
     }
 
-    fn report(&self, ending: Ending) -> Report {
+    /// The report, taking the texts: `end` consumes the stream.
+    fn report(&mut self, ending: Ending) -> Report {
+        let (model, finish_reason) = (self.tally.model.take(), self.tally.finish_reason.take());
         let t = &self.timeline;
         let tally = &self.tally;
         let since_start = |at: Option<f64>| at.map(|at| at - t.start);
@@ -155,8 +157,8 @@ impl Stream {
         let tpot_ms = render(per_token(t.first_paint, t.last_paint));
         Report {
             format: self.framer.format(),
-            model: tally.model.clone(),
-            finish_reason: tally.finish_reason.clone(),
+            model,
+            finish_reason,
             status: self.status(ending),
             http_status: self.http_status,
             render_source: self.render_source.filter(|_| rendered),

@@ -8,26 +8,33 @@ use crate::metrics::report::RenderSource;
 use crate::stream::{Ending, Stream};
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::UnsafeCell;
 
 /// Module state. wasm32-unknown-unknown runs one thread and these functions never call back into
-/// JavaScript, so a `RefCell` in a static is enough (std's `thread_local!` is not available without std).
-struct Global<T>(RefCell<T>);
+/// JavaScript (std's `thread_local!` is not available without std). No `RefCell`: its borrow flag,
+/// checked and set at every access, cost 194 B brotli, and the one way to break the rule it checks is
+/// local to this file (see `with_borrow_mut`).
+struct Global<T>(UnsafeCell<T>);
 
 // SAFETY: the wasm build is single-threaded (no atomics target feature), so there is no other thread.
 unsafe impl<T> Sync for Global<T> {}
 
 impl<T> Global<T> {
+    /// Runs `f` with the value. `f` must not reach `with_borrow_mut` of the same static again: the
+    /// statics are private to this file, and each use below takes a static at most once, never from
+    /// inside itself (`text` takes `BUFFER` inside `LAST_TEXT`, `response` and `chunk` `STREAMS` inside
+    /// `BUFFER`: each time a different one); JavaScript calls the exports one at a time.
     fn with_borrow_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.borrow_mut())
+        // SAFETY: by the rule above, no other reference to the value exists while `f` runs.
+        f(unsafe { &mut *self.0.get() })
     }
 }
 
-static STREAMS: Global<Vec<Option<Stream>>> = Global(RefCell::new(Vec::new()));
+static STREAMS: Global<Vec<Option<Stream>>> = Global(UnsafeCell::new(Vec::new()));
 /// Bytes in (a chunk, a content type) and out (a text of the last report).
-static BUFFER: Global<Vec<u8>> = Global(RefCell::new(Vec::new()));
-static LAST_NUMBERS: Global<[f64; LEN]> = Global(RefCell::new([0.0; LEN]));
-static LAST_TEXT: Global<[String; 2]> = Global(RefCell::new([String::new(), String::new()]));
+static BUFFER: Global<Vec<u8>> = Global(UnsafeCell::new(Vec::new()));
+static LAST_NUMBERS: Global<[f64; LEN]> = Global(UnsafeCell::new([0.0; LEN]));
+static LAST_TEXT: Global<[String; 2]> = Global(UnsafeCell::new([String::new(), String::new()]));
 
 /// Flag bits of [`response`]'s `flags`.
 const UI_STREAM_HEADER: u32 = 1;
