@@ -184,6 +184,7 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
   const drawn = () => page.evaluate(() => ({
     caption: document.querySelector('#cadence-caption').textContent,
     points: [...document.querySelectorAll('#cadence circle.point title')].map((t) => t.textContent),
+    ticks: [...document.querySelectorAll('#cadence text:not([class])')].map((t) => t.textContent),
     stalls: document.querySelectorAll('#cadence path.stall').length,
     ideal: document.querySelectorAll('#cadence path.ideal').length,
     picked: [...document.querySelectorAll('#streams tbody tr')].findIndex((tr) => tr.getAttribute('aria-selected') === 'true'),
@@ -192,6 +193,8 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
     assert.equal(got.picked, index, 'the picked row is marked');
     assert.ok(got.caption.endsWith(`stream ${stream.id}`), `the caption names the stream: ${got.caption}`);
     assert.deepEqual(got.points, stream.cadence.map(([ms, tokens]) => `${ms.toLocaleString('en-US')} ms: ${tokens.toLocaleString('en-US')} tokens`), 'one dot per point of the API\'s cadence');
+    assert.equal(got.ticks.length, 10, 'five ticks on each axis');
+    for (const tick of got.ticks) assert.match(tick, /^\d[\d,]*(\.\d*[1-9])?( ms| s)?$/, 'an axis tick without trailing zeros');
     assert.equal(got.stalls, stream.stalls.count, 'a red stretch per stall, none on the steady stretches');
     assert.equal(got.ideal, 1, 'the steady stream to compare with');
   };

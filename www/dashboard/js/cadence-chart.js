@@ -6,7 +6,7 @@
 // about the TPOT pace. When the cadence is on the render timeline, a tick marks when the first token
 // arrived, before the page painted it.
 import { byId, replaceChildren } from './dom.js';
-import { count, number } from './format.js';
+import { count, number, tick } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const WIDTH = 720;
@@ -45,14 +45,14 @@ function chart(points, tpot, arrivalMs) {
   const ticks = (max) => [0, 0.25, 0.5, 0.75, 1].map((f) => f * max);
   return [
     ...ticks(maxY).map((t) => svg('line', { x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(t), y2: y(t), class: 'grid' })),
-    ...ticks(maxY).map((t) => svg('text', { x: MARGIN.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, number(t))),
-    ...ticks(maxX).map((t, i) => svg('text', { x: x(t), y: HEIGHT - MARGIN.bottom + 16, 'text-anchor': i === 4 ? 'end' : i ? 'middle' : 'start' }, maxX >= 10_000 ? `${number(t / 1000)} s` : `${number(t)} ms`)),
+    ...ticks(maxY).map((t) => svg('text', { x: MARGIN.left - 6, y: y(t) + 4, 'text-anchor': 'end' }, tick(t))),
+    ...ticks(maxX).map((t, i) => svg('text', { x: x(t), y: HEIGHT - MARGIN.bottom + 16, 'text-anchor': i === 4 ? 'end' : i ? 'middle' : 'start' }, maxX >= 10_000 ? `${tick(t / 1000)} s` : `${tick(t)} ms`)),
     svg('text', { x: 12, y: MARGIN.top + 4, class: 'axis-name', transform: `rotate(-90 12 ${MARGIN.top + 4})`, 'text-anchor': 'end' }, 'tokens'),
     // The ideal: from the first output to the last at an even pace (the stream's own mean TPOT).
     svg('path', { d: path([first, last]), class: 'ideal' }, svg('title', {}, 'a steady stream with the same first and last token')),
     svg('path', { d: path(points), class: 'shown' }, svg('title', {}, 'this stream')),
-    ...stalls.map(([a, b]) => svg('path', { d: path([a, b]), class: 'stall' }, svg('title', {}, `stall: ${number(b[0] - a[0])} ms without new text`))),
-    ...points.map(([ms, tokens]) => svg('circle', { cx: x(ms), cy: y(tokens), r: 2.5, class: 'point' }, svg('title', {}, `${number(ms)} ms: ${count(tokens)} tokens`))),
+    ...stalls.map(([a, b]) => svg('path', { d: path([a, b]), class: 'stall' }, svg('title', {}, `stall: ${count(b[0] - a[0])} ms without new text`))),
+    ...points.map(([ms, tokens]) => svg('circle', { cx: x(ms), cy: y(tokens), r: 2.5, class: 'point' }, svg('title', {}, `${count(ms)} ms: ${count(tokens)} tokens`))),
     arrivalMs === null || arrivalMs === undefined
       ? null
       : svg('line', { x1: x(arrivalMs), x2: x(arrivalMs), y1: y(0), y2: y(0) - 10, class: 'arrival' }, svg('title', {}, `first token arrived at ${number(arrivalMs)} ms`)),

@@ -27,6 +27,9 @@ export function percent(share) {
 
 const plain = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 
+/** An axis tick: no trailing zeros, so the ticks of one axis read alike (0, 50, 100, 2.5). */
+export const tick = (value) => plain.format(value);
+
 /**
  * A band of `from` to `to` ms as its reader would say it, in seconds (`unit` 's') or milliseconds
  * ('ms'): "< 0.5 s" from 0, "0.5–1 s", "≥ 8 s" when `to` is null (no upper end).
