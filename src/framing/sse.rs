@@ -98,18 +98,28 @@ impl SseParser {
             }
         }
         while let Some(end) = scan::find(rest, 0, |w| scan::equal_either(w, b'\n', b'\r')) {
-            let (line, tail) = rest.split_at(end);
-            if self.line.is_empty() {
-                self.fields.line(line, on_event);
-            } else {
-                self.line.extend(line);
-                if self.line.overflowed() {
-                    self.fields.drop_event();
-                } else {
-                    self.fields.line(self.line.as_slice(), on_event);
-                }
-                self.line.clear();
+            let (part, tail) = rest.split_at(end);
+            // A line begun in an earlier chunk is completed in the line buffer.
+            let buffered = !self.line.is_empty();
+            if buffered {
+                self.line.extend(part);
             }
+            let line = if buffered { self.line.as_slice() } else { part };
+            // The common event, one `data:` line and its blank line in this chunk: its data is handed on
+            // from where the line is, not copied into the event buffer first.
+            if let (Some(value), [b'\n', b'\n', after @ ..], false) = (line.strip_prefix(b"data:"), tail, self.line.overflowed()) {
+                if self.fields.dispatch_whole(value.strip_prefix(b" ").unwrap_or(value), on_event) {
+                    self.line.clear();
+                    rest = after;
+                    continue;
+                }
+            }
+            if self.line.overflowed() {
+                self.fields.drop_event();
+            } else {
+                self.fields.line(line, on_event);
+            }
+            self.line.clear();
             rest = match tail {
                 [b'\r', b'\n', after @ ..] => after,
                 [b'\r'] => {
@@ -201,6 +211,18 @@ impl EventFields {
         self.data.mark_overflowed();
     }
 
+    /// Dispatches an event whose one data line holds `data` as [`EventFields::line`] then [`EventFields::dispatch`]
+    /// would, when nothing of it is buffered yet; returns false, doing nothing, otherwise. O(1).
+    fn dispatch_whole(&mut self, data: &[u8], on_event: &mut impl FnMut(SseEvent)) -> bool {
+        // Buffered, `data` and its `\n` would have to fit within the cap.
+        if !self.data.is_empty() || data.len() >= self.data.cap || self.event_type.overflowed() {
+            return false;
+        }
+        on_event(SseEvent { event_type: self.event_type.as_slice(), data });
+        self.event_type.clear();
+        true
+    }
+
     fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
         if self.data.overflowed() || self.event_type.overflowed() {
             self.oversize_dropped = self.oversize_dropped.saturating_add(1);
@@ -274,6 +296,29 @@ mod tests {
     fn unterminated_last_event_is_flushed_and_reported() {
         assert_eq!(parse(&[b"data: a\n\ndata: b"]), (vec![ev("", "a"), ev("", "b")], true));
         assert_eq!(parse(&[b"data: a\n\n"]), (vec![ev("", "a")], false));
+    }
+
+    #[test]
+    fn events_dispatched_from_the_chunk_are_those_buffered() {
+        // Whole in one chunk, the common events skip the event buffer. Cut between the two line ends of each
+        // `\n\n`, the lines are still whole in their chunks (not capped as lines), but every event is buffered.
+        let text: &[u8] = b"data: abc\n\ndata: abcd\n\ndata:abc\n\nevent: longer\ndata: a\n\nevent: ab\ndata: a\n\ndata: a\ndata: b\n\ndata:\n\n";
+        let run = |cap: usize, chunks: &mut dyn Iterator<Item = &[u8]>| {
+            let mut parser = SseParser::with_cap(cap);
+            let mut events = Vec::new();
+            let mut collect = |e: SseEvent| events.push((String::from_utf8_lossy(e.event_type).into_owned(), String::from_utf8_lossy(e.data).into_owned()));
+            chunks.for_each(|chunk| parser.push(chunk, &mut collect));
+            parser.finish(&mut collect);
+            (events, parser.oversize_dropped())
+        };
+        let whole = run(4, &mut [text].into_iter());
+        assert_eq!(whole, run(4, &mut text.split_inclusive(|&b| b == b'\n')));
+        assert_eq!(whole, (vec![ev("", "abc"), ev("", "abc"), ev("ab", "a"), ev("", "a\nb"), ev("", "")], 2));
+        // Lines completed in the line buffer, then dispatched from it or not, whatever the cuts.
+        let whole = run(DEFAULT_CAP, &mut [text].into_iter());
+        for size in 1..text.len() {
+            assert_eq!(whole, run(DEFAULT_CAP, &mut text.chunks(size)), "chunks of {size}");
+        }
     }
 
     #[test]

@@ -303,6 +303,8 @@ fn is_other_letter(c: char) -> bool {
 /// Cost of one CJK char, or 0 if `c` is not Han, kana or Hangul.
 fn cjk_cost(c: char, p: &Params) -> u32 {
     match u32::from(c) {
+        // Below the first range (ASCII, most text): one comparison instead of one per range.
+        ..0x1100 => 0,
         0x3040..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F => p.kana,
         0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF => p.hangul,
         0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF => p.han,
