@@ -27,7 +27,7 @@ export function percent(share) {
 
 const plain = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 
-/** An axis tick: no trailing zeros, so the ticks of one axis read alike (0, 50, 100, 2.5). */
+/** A number without trailing zeros (0, 50, 2.5): axis ticks, so those of one axis read alike, and band ends. */
 export const tick = (value) => plain.format(value);
 
 /**
@@ -35,7 +35,7 @@ export const tick = (value) => plain.format(value);
  * ('ms'): "< 0.5 s" from 0, "0.5–1 s", "≥ 8 s" when `to` is null (no upper end).
  */
 export function band(from, to, unit) {
-  const show = (v) => plain.format(unit === 's' ? v / 1000 : v);
+  const show = (v) => tick(unit === 's' ? v / 1000 : v);
   if (isMissing(to)) return `≥ ${show(from)} ${unit}`;
   return from === 0 ? `< ${show(to)} ${unit}` : `${show(from)}–${show(to)} ${unit}`;
 }
