@@ -32,4 +32,7 @@ echo "   (not in WebKit: wasm-bindgen-test's runner drives Safari through safari
 echo "   package tests below run the same wasm core in WebKitGTK)"
 
 echo "== package tests: node --test (Node, and browsers: Chromium, Firefox, WebKit)"
-node --test --test-concurrency=1 tests/js/
+# A test that fails may leave a server or browser open; --test-force-exit ends the run anyway (without it
+# one failure hangs until CI's limit), and --test-timeout fails a test stuck past 15 minutes (the
+# longest, the simulated diagnosis, takes about 6).
+node --test --test-concurrency=1 --test-force-exit --test-timeout=900000 tests/js/

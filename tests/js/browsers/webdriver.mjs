@@ -29,8 +29,15 @@ export async function newSession(driverUrl, capabilities) {
     },
     reload: () => session('POST', '/refresh'),
     goBack: () => session('POST', '/back'),
-    /** Closes the window (as a user closes a tab: unload events run), which ends the session. */
-    close: () => session('DELETE', '/window'),
+    /**
+     * Closes the tab as a user closes one of several: unload events run and the browser lives on. A new
+     * tab opens first, since closing the last window quits MiniBrowser, which may drop what the page sent
+     * on its way out (a beacon still in the network process).
+     */
+    async close() {
+      await session('POST', '/window/new', { type: 'tab' });
+      await session('DELETE', '/window');
+    },
   };
   return page;
 }

@@ -8,6 +8,8 @@ import { newSession } from './webdriver.mjs';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 
+const CLOSED_TAB_GRACE_MS = 2000;
+
 export async function launchWebKit() {
   const xvfb = await startXvfb();
   const drivers = new Set();
@@ -21,8 +23,12 @@ export async function launchWebKit() {
           ...page,
           async close() {
             await page.close().catch(() => {});
-            drivers.delete(driver);
-            driver.stop();
+            // The browser outlives the tab for a moment, as a user's does, so requests the page sent
+            // on its way out can leave; the launcher's close() stops it sooner if it comes first.
+            driver.stopTimer = setTimeout(() => {
+              drivers.delete(driver);
+              driver.stop();
+            }, CLOSED_TAB_GRACE_MS);
           },
         };
       } catch (error) {
@@ -32,7 +38,10 @@ export async function launchWebKit() {
       }
     },
     async close() {
-      for (const driver of drivers) driver.stop();
+      for (const driver of drivers) {
+        clearTimeout(driver.stopTimer);
+        driver.stop();
+      }
       xvfb.stop();
     },
   };
