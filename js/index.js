@@ -5,7 +5,7 @@
 import { createHealth } from './lib/health.js';
 import { openStream } from './lib/track.js';
 import { createFetchHook } from './lib/fetch.js';
-import { createEventSourceHook } from './lib/event-source.js';
+import { eventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
@@ -42,15 +42,7 @@ function createMeterApi(options, coreLoaded, createBeacons) {
     active,
     evicted: 0,
     dimensions: () => dimensions,
-    dimensionsOf(request) {
-      if (!dimensionsFor) return undefined;
-      try {
-        return dimensionsFor({ url: request.url, method: request.method, body: request.body });
-      } catch (error) {
-        health.fail(error);
-        return undefined;
-      }
-    },
+    dimensionsOf: (request) => dimensionsFor && health.guard(() => dimensionsFor({ url: request.url, method: request.method, body: request.body })),
     /** Opens a hooked stream: paints come from the DOM when there is a container, else from frames. */
     open(trackOptions) {
       return openStream(meter, trackOptions, domRender ? 'dom' : 'frame');
@@ -86,9 +78,14 @@ function createMeterApi(options, coreLoaded, createBeacons) {
     online: () => beacons?.wake(),
   });
   const fetchHook = createFetchHook(meter, options);
-  const eventSourceHook = createEventSourceHook(meter);
-  const noop = () => {};
+  const installEventSource = eventSourceHook(meter);
   const restorers = [];
+  /** Installs a hook while the meter is enabled; returns its restore function, which `destroy` calls too. */
+  const install = (hook) => {
+    const restore = (health.enabled && hook()) || (() => {});
+    restorers.push(restore);
+    return restore;
+  };
 
   return {
     /** False when WebAssembly could not load (CSP) or after a trap inside the meter. */
@@ -108,7 +105,7 @@ function createMeterApi(options, coreLoaded, createBeacons) {
       return meter.evicted;
     },
     /** Meters a stream by hand (custom transports, replays). */
-    track(trackOptions = {}) {
+    track(trackOptions) {
       return openStream(meter, trackOptions, 'explicit')?.stream ?? disabledStream();
     },
     /** A metered version of `fetchImpl`, for SDKs that take a fetch when their client is built. */
@@ -116,20 +113,12 @@ function createMeterApi(options, coreLoaded, createBeacons) {
       return health.enabled ? fetchHook.wrapFetch(fetchImpl) : fetchImpl;
     },
     /** Meters every later `fetch` of the page; returns the function that restores the original. */
-    installFetch() {
-      const restore = health.enabled ? fetchHook.installFetch() : noop;
-      restorers.push(restore);
-      return restore;
-    },
+    installFetch: () => install(fetchHook.installFetch),
     /** Meters every later `EventSource`; returns the function that restores the original. */
-    installEventSource() {
-      const restore = health.enabled ? eventSourceHook.installEventSource() : noop;
-      restorers.push(restore);
-      return restore;
-    },
+    installEventSource: () => install(installEventSource),
     /** Sends every queued record now; resolves when none is left to send. */
-    flush() {
-      return beacons ? beacons.flush() : Promise.resolve();
+    async flush() {
+      await beacons?.flush();
     },
     /** Delivery counters: records sent, dropped by reason, queued; the session and its sampling. */
     get delivery() {
@@ -146,9 +135,7 @@ function createMeterApi(options, coreLoaded, createBeacons) {
       dimensions = { ...dimensions, ...more };
     },
     /** The metered stream behind a response the hook returned (for `rendered()` signals), or null. */
-    streamOf(response) {
-      return fetchHook.streamOf(response);
-    },
+    streamOf: fetchHook.streamOf,
   };
 }
 
