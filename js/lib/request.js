@@ -9,14 +9,14 @@ const MAX_MODEL_LENGTH = 128;
 /** `{ url, method, body }` of a fetch call; `body` is the caller's own reference, held until headers. */
 export function describeRequest(input, init) {
   const request = typeof Request === 'function' && input instanceof Request ? input : null;
-  const url = request ? request.url : input instanceof URL ? input.href : String(input);
-  return { url, method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
+  // A URL object gives its href.
+  return { url: request ? request.url : String(input), method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
 }
 
 /** A predicate over requests from the `match` option (URL prefixes, RegExps, functions, or a list). */
 export function createMatcher(match) {
   if (match == null) return null;
-  const rules = Array.isArray(match) ? match : [match];
+  const rules = [match].flat();
   return (request) => {
     const absolute = absoluteUrl(request.url);
     return rules.some((rule) => {
@@ -32,9 +32,8 @@ export function createMatcher(match) {
 
 /** Whether a response looks like an LLM stream: SSE, NDJSON or an AI SDK stream. */
 export function isStreamResponse(response) {
-  const type = (response.headers.get('content-type') ?? '').toLowerCase();
-  return type.startsWith('text/event-stream') || type.startsWith('application/x-ndjson') ||
-    response.headers.has(UI_STREAM_HEADER) || response.headers.has(DATA_STREAM_HEADER);
+  const { headers } = response;
+  return /^(text\/event-stream|application\/x-ndjson)/i.test(headers.get('content-type')) || headers.has(UI_STREAM_HEADER) || headers.has(DATA_STREAM_HEADER);
 }
 
 /** The model a request names: the JSON body's `model`, else Gemini's `models/{model}:` URL segment. */
