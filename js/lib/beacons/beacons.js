@@ -46,7 +46,9 @@ export function createBeacons(options, health) {
   const waiters = [];
   const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 } };
 
-  const sizeOf = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
+  const bytesOf = (text) => new TextEncoder().encode(text).length;
+  const sizeOf = (value) => bytesOf(JSON.stringify(value));
+  const queuedRecords = () => queue.reduce((n, b) => n + b.records.length, 0);
 
   function envelope(batch) {
     if (otlp) return JSON.stringify(toOtlp(batch.records, { 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }));
@@ -69,22 +71,13 @@ export function createBeacons(options, health) {
     let record = { ...report, ...context };
     if (report.url) record.url = recordUrl(report.url, options.stripUrlQuery === false);
     if (beforeSend) {
-      try {
-        record = beforeSend(record);
-      } catch (error) {
-        health.fail(error);
-        record = null;
-      }
+      record = health.guard(() => beforeSend(record), null);
       if (record == null || record === false) {
         stats.dropped.beforeSend++;
         return;
       }
     }
-    // The collector would refuse the whole batch for it (OTLP endpoints have no such contract).
-    if (!otlp && !withinBounds(record, Date.now())) {
-      stats.dropped.outOfBounds++;
-      return;
-    }
+    if (!inBounds(record)) return;
     const bytes = sizeOf(record);
     if (bytes > EXIT_PAYLOAD_BYTES - 1024) {
       stats.dropped.tooLarge++;
@@ -95,6 +88,14 @@ export function createBeacons(options, health) {
     currentBytes += bytes;
     if (current.length >= limits.maxRecords || currentBytes >= limits.maxBytes) flushCurrent();
     else timer ??= setTimeout(flushCurrent, limits.maxDelayMs);
+  }
+
+  /** Whether the collector would take `record` (else it would refuse its whole batch); counts a refusal. */
+  function inBounds(record) {
+    // OTLP endpoints have no such contract.
+    if (otlp || withinBounds(record, Date.now())) return true;
+    stats.dropped.outOfBounds++;
+    return false;
   }
 
   /** Moves the current batch to the send queue (and starts sending, unless the page is going). */
@@ -112,7 +113,7 @@ export function createBeacons(options, health) {
     queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
     queuedBytes += bytes;
     // Bounded: past the limits the oldest batches go, and are counted.
-    while (queue.length > 1 && (queuedBytes > MAX_QUEUED_BYTES || queue.reduce((n, b) => n + b.records.length, 0) > MAX_QUEUED_RECORDS)) {
+    while (queue.length > 1 && (queuedBytes > MAX_QUEUED_BYTES || queuedRecords() > MAX_QUEUED_RECORDS)) {
       const oldest = queue.splice(inFlight ? 1 : 0, 1)[0];
       queuedBytes -= oldest.bytes;
       stats.dropped.queueFull += oldest.records.length;
@@ -162,14 +163,14 @@ export function createBeacons(options, health) {
         leftover.push(...batch.records);
         continue;
       }
-      for (const piece of pieces(batch.records)) {
-        const body = envelope({ ...batch, batchId: randomId(), records: piece.records });
-        const bytes = new TextEncoder().encode(body).length;
+      for (const records of pieces(batch.records)) {
+        const body = envelope({ ...batch, batchId: randomId(), records });
+        const bytes = bytesOf(body);
         if (bytes <= budget && transport.sendOnExit(body)) {
           budget -= bytes;
-          stats.sent += piece.records.length;
+          stats.sent += records.length;
         } else {
-          leftover.push(...piece.records);
+          leftover.push(...records);
         }
       }
     }
@@ -178,30 +179,25 @@ export function createBeacons(options, health) {
     settle();
   }
 
-  /** Splits records into payloads under the exit quota. */
+  /** Splits records into payloads under the exit quota (1 KiB of each for the envelope). */
   function pieces(records) {
     const out = [];
-    let piece = { records: [], bytes: 1024 };
+    let piece;
+    let bytes = Infinity;
     for (const record of records) {
-      const bytes = sizeOf(record) + 1;
-      if (piece.records.length > 0 && piece.bytes + bytes > EXIT_PAYLOAD_BYTES) {
-        out.push(piece);
-        piece = { records: [], bytes: 1024 };
+      const size = sizeOf(record) + 1;
+      if (bytes + size > EXIT_PAYLOAD_BYTES) {
+        out.push((piece = []));
+        bytes = 1024;
       }
-      piece.records.push(record);
-      piece.bytes += bytes;
+      piece.push(record);
+      bytes += size;
     }
-    if (piece.records.length > 0) out.push(piece);
     return out;
   }
 
   // What the previous page could not send goes first, less what has grown too old meanwhile.
-  const now = Date.now();
-  const stored = [];
-  for (const record of takeStored()) {
-    if (otlp || withinBounds(record, now)) stored.push(record);
-    else stats.dropped.outOfBounds++;
-  }
+  const stored = takeStored().filter(inBounds);
   for (let i = 0; i < stored.length; i += limits.maxRecords) {
     const records = stored.slice(i, i + limits.maxRecords);
     enqueue(records, sizeOf(records));
@@ -226,6 +222,6 @@ export function createBeacons(options, health) {
       settle();
       return done;
     },
-    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queue.reduce((n, b) => n + b.records.length, 0) + current.length, sampled, sessionId }),
+    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queuedRecords() + current.length, sampled, sessionId }),
   };
 }

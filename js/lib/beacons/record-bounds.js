@@ -30,11 +30,7 @@ export const RANGES = new Map([
 /** Strings: field → most characters (code points, as JSON Schema counts them). */
 export const LENGTHS = new Map([
   ['id', 128],
-  ['model', 256],
-  ['scenario', 256],
-  ['variant', 256],
-  ['appVersion', 256],
-  ['finishReason', 256],
+  ...['model', 'scenario', 'variant', 'appVersion', 'finishReason'].map((field) => [field, 256]),
   ['url', MAX_URL_LENGTH],
   ['connection', 32],
 ]);

@@ -8,7 +8,7 @@ export function takeStored() {
   try {
     const stored = localStorage.getItem(KEY);
     localStorage.removeItem(KEY);
-    const records = stored ? JSON.parse(stored) : [];
+    const records = JSON.parse(stored); // null when there is none
     return Array.isArray(records) ? records : [];
   } catch {
     return [];

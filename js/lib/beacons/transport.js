@@ -13,11 +13,12 @@ export const EXIT_PAYLOAD_BYTES = 60 * 1024;
  */
 export function createTransport(endpoint, { contentType, fetchImpl }) {
   const simple = contentType.startsWith('text/plain');
+  const post = (body, keepalive) => fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive, credentials: 'omit' });
   return {
     /** Resolves to { ok, retryable, retryAfterMs }. Never rejects. */
     async send(body) {
       try {
-        const response = await fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, credentials: 'omit' });
+        const response = await post(body, false);
         const status = response.status;
         return {
           ok: response.ok,
@@ -32,7 +33,7 @@ export function createTransport(endpoint, { contentType, fetchImpl }) {
     sendOnExit(body) {
       try {
         if (simple && typeof navigator !== 'undefined' && navigator.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
-        fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive: true, credentials: 'omit' }).catch(() => {});
+        post(body, true).catch(() => {});
         return true;
       } catch {
         // Over the keepalive quota, or no fetch at all.
