@@ -20,7 +20,7 @@ export async function createMeter(options = {}) {
     warmUp();
     return true;
   }, (error) => {
-    console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
+    console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}); a Content Security Policy needs 'wasm-unsafe-eval' in script-src.`);
     return false;
   });
   const [coreLoaded, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);

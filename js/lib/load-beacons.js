@@ -13,7 +13,7 @@ export async function loadBeacons(format) {
     ]);
     return (options, health) => createBeacons({ ...options, toOtlp: otlp?.toOtlp }, health);
   } catch (error) {
-    console.warn(`llm-ux-meter: beacons disabled, their module could not load (${error}). Deploy every file of the package's dist/.`);
+    console.warn(`llm-ux-meter: beacons disabled, their module could not load (${error}); deploy all of the package's dist/.`);
     return null;
   }
 }
