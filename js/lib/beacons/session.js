@@ -9,13 +9,13 @@ const KEY = 'llm-ux-meter:session';
 /** The tab's session id: `given`, else the stored one, else a new one (stored when storage allows). */
 export function sessionIdFor(given) {
   if (given) return String(given);
+  const id = randomId();
   try {
     const stored = sessionStorage.getItem(KEY);
     if (stored) return stored;
-    const id = randomId();
     sessionStorage.setItem(KEY, id);
-    return id;
   } catch {
-    return randomId();
+    // No storage (a sandboxed frame, storage blocked): a session of one page.
   }
+  return id;
 }
