@@ -24,18 +24,13 @@ export async function createMeter(options = {}) {
     return false;
   });
   const [coreLoaded, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
-  return createMeterApi(options, coreLoaded, createBeacons);
-}
-
-function createMeterApi(options, coreLoaded, createBeacons) {
   const { onReport, dimensionsFor, container } = options;
   const health = createHealth(coreLoaded);
   // Beacons use the page's fetch from before any hook, so they are never metered themselves.
-  const pageFetch = globalThis.fetch?.bind(globalThis);
-  const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
+  const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? globalThis.fetch?.bind(globalThis) }, health) : null;
   const active = new Set();
   let dimensions = { ...options.dimensions };
-  const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
+  const updateDomRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
 
   const meter = {
     health,
@@ -45,10 +40,10 @@ function createMeterApi(options, coreLoaded, createBeacons) {
     dimensionsOf: (request) => dimensionsFor && health.guard(() => dimensionsFor({ url: request.url, method: request.method, body: request.body })),
     /** Opens a hooked stream: paints come from the DOM when there is a container, else from frames. */
     open(trackOptions) {
-      return openStream(meter, trackOptions, domRender ? 'dom' : 'frame');
+      return openStream(meter, trackOptions, updateDomRender ? 'dom' : 'frame');
     },
     changed() {
-      domRender?.update();
+      updateDomRender?.();
     },
     report(report) {
       health.guard(() => beacons?.add(report));

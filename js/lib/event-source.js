@@ -26,12 +26,12 @@ export function eventSourceHook(meter) {
     add.call(source, 'open', () => open()?.stream.response({ status: 200, contentType: 'text/event-stream' }));
     // CLOSED: the browser gave up; CONNECTING: it will reconnect, as a new stream.
     add.call(source, 'error', () => end(source.readyState === 2 ? 'failed' : 'complete'));
-    source.addEventListener = function addEventListener(type, listener, options) {
+    source.addEventListener = function addEventListener(type) {
       if (!listened.has(type)) {
         listened.add(type);
         add.call(source, type, onEvent);
       }
-      return add.call(this, type, listener, options);
+      return Reflect.apply(add, this, arguments);
     };
     source.close = function close() {
       end('aborted');
