@@ -15,8 +15,8 @@ export function eventSourceHook(meter) {
       control = null;
     };
     const onEvent = (event) => {
-      const lines = `data: ${String(event.data).replaceAll('\n', '\ndata: ')}\n`;
-      open()?.stream.chunk(`${event.type === 'message' ? '' : `event: ${event.type}\n`}${lines}\n`);
+      const type = event.type === 'message' ? '' : `event: ${event.type}\n`;
+      open()?.stream.chunk(`${type}data: ${String(event.data).replaceAll('\n', '\ndata: ')}\n\n`);
     };
     const { addEventListener: add, close: closeSource } = source;
     // Types with a listener of the meter's own (named events reach only their own listeners).

@@ -39,7 +39,6 @@ export function createBeacons(options, health) {
   let currentBytes = 0;
   let timer = null;
   const queue = []; // batches waiting to be sent: { batchId, records, bytes, attempt }
-  let queuedBytes = 0;
   let inFlight = false;
   let retryTimer = null;
   let failures = 0;
@@ -48,7 +47,9 @@ export function createBeacons(options, health) {
 
   const bytesOf = (text) => new TextEncoder().encode(text).length;
   const sizeOf = (value) => bytesOf(JSON.stringify(value));
-  const queuedRecords = () => queue.reduce((n, b) => n + b.records.length, 0);
+  /** The sum of `count(batch)` over the queue. */
+  const queued = (count) => queue.reduce((n, batch) => n + count(batch), 0);
+  const recordsOf = (batch) => batch.records.length;
 
   function envelope(batch) {
     if (otlp) return JSON.stringify(toOtlp(batch.records, { 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }));
@@ -111,12 +112,9 @@ export function createBeacons(options, health) {
 
   function enqueue(records, bytes) {
     queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
-    queuedBytes += bytes;
     // Bounded: past the limits the oldest batches go, and are counted.
-    while (queue.length > 1 && (queuedBytes > MAX_QUEUED_BYTES || queuedRecords() > MAX_QUEUED_RECORDS)) {
-      const oldest = queue.splice(inFlight ? 1 : 0, 1)[0];
-      queuedBytes -= oldest.bytes;
-      stats.dropped.queueFull += oldest.records.length;
+    while (queue.length > 1 && (queued((batch) => batch.bytes) > MAX_QUEUED_BYTES || queued(recordsOf) > MAX_QUEUED_RECORDS)) {
+      stats.dropped.queueFull += recordsOf(queue.splice(inFlight ? 1 : 0, 1)[0]);
     }
   }
 
@@ -129,7 +127,6 @@ export function createBeacons(options, health) {
     if (queue[0] !== batch) return pump(); // taken by the exit path meanwhile
     if (result.ok || !result.retryable) {
       queue.shift();
-      queuedBytes -= batch.bytes;
       if (result.ok) stats.sent += batch.records.length;
       else stats.dropped.rejected += batch.records.length;
       failures = 0;
@@ -174,7 +171,6 @@ export function createBeacons(options, health) {
         }
       }
     }
-    queuedBytes = 0;
     stats.dropped.storageFull += store(leftover, MAX_STORED_BYTES);
     settle();
   }
@@ -222,6 +218,6 @@ export function createBeacons(options, health) {
       settle();
       return done;
     },
-    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queuedRecords() + current.length, sampled, sessionId }),
+    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queued(recordsOf) + current.length, sampled, sessionId }),
   };
 }
