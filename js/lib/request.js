@@ -8,7 +8,7 @@ const MAX_MODEL_LENGTH = 128;
 
 /** `{ url, method, body }` of a fetch call; `body` is the caller's own reference, held until headers. */
 export function describeRequest(input, init) {
-  const request = typeof Request === 'function' && input instanceof Request ? input : null;
+  const request = input instanceof Request ? input : null;
   // A URL object gives its href.
   return { url: request ? request.url : String(input), method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
 }

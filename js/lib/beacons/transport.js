@@ -32,7 +32,7 @@ export function createTransport(endpoint, { contentType, fetchImpl }) {
     /** Hands `body` to the browser to send after the page is gone; false when it would not take it. */
     sendOnExit(body) {
       try {
-        if (simple && typeof navigator !== 'undefined' && navigator.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
+        if (simple && globalThis.navigator?.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
         post(body, true).catch(() => {});
         return true;
       } catch {
