@@ -125,9 +125,9 @@ export function createBeacons(options, health) {
     const result = await transport.send(envelope(batch));
     inFlight = false;
     if (queue[0] !== batch) return pump(); // taken by the exit path meanwhile
-    if (result.ok || !result.retryable) {
+    if (typeof result === 'boolean') {
       queue.shift();
-      if (result.ok) stats.sent += batch.records.length;
+      if (result) stats.sent += batch.records.length;
       else stats.dropped.rejected += batch.records.length;
       failures = 0;
       return pump();
@@ -135,7 +135,7 @@ export function createBeacons(options, health) {
     batch.attempt++;
     failures++;
     const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
-    retryTimer = setTimeout(retryNow, Math.max(backoff, result.retryAfterMs ?? 0));
+    retryTimer = setTimeout(retryNow, Math.max(backoff, result));
   }
 
   function retryNow() {
