@@ -151,15 +151,10 @@ export function createBeacons(options, health) {
   /** The page may be going: hand everything to the browser now, and keep what it would not take. */
   function exit() {
     flushCurrent(false);
-    let budget = EXIT_PAYLOAD_BYTES;
-    const endpointDown = failures > 0;
+    // A failing endpoint would fail these too, and there is no retry on exit: keep them all for later.
+    let budget = failures > 0 ? 0 : EXIT_PAYLOAD_BYTES;
     const leftover = [];
     for (const batch of queue.splice(0)) {
-      // A failing endpoint would fail these too, and there is no retry on exit: keep them for later.
-      if (endpointDown) {
-        leftover.push(...batch.records);
-        continue;
-      }
       for (const records of pieces(batch.records)) {
         const body = envelope({ ...batch, batchId: randomId(), records });
         const bytes = bytesOf(body);
