@@ -43,7 +43,8 @@ export function createBeacons(options, health) {
   let retryTimer = null;
   let failures = 0;
   const waiters = [];
-  const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 } };
+  let sent = 0;
+  const dropped = { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 };
 
   const bytesOf = (text) => new TextEncoder().encode(text).length;
   const sizeOf = (value) => bytesOf(JSON.stringify(value));
@@ -74,14 +75,14 @@ export function createBeacons(options, health) {
     if (beforeSend) {
       record = health.guard(() => beforeSend(record), null);
       if (record == null || record === false) {
-        stats.dropped.beforeSend++;
+        dropped.beforeSend++;
         return;
       }
     }
     if (!inBounds(record)) return;
     const bytes = sizeOf(record);
     if (bytes > EXIT_PAYLOAD_BYTES - 1024) {
-      stats.dropped.tooLarge++;
+      dropped.tooLarge++;
       return;
     }
     if (current.length > 0 && currentBytes + bytes > limits.maxBytes) flushCurrent();
@@ -95,7 +96,7 @@ export function createBeacons(options, health) {
   function inBounds(record) {
     // OTLP endpoints have no such contract.
     if (otlp || withinBounds(record, Date.now())) return true;
-    stats.dropped.outOfBounds++;
+    dropped.outOfBounds++;
     return false;
   }
 
@@ -114,7 +115,7 @@ export function createBeacons(options, health) {
     queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
     // Bounded: past the limits the oldest batches go, and are counted.
     while (queue.length > 1 && (queued((batch) => batch.bytes) > MAX_QUEUED_BYTES || queued(recordsOf) > MAX_QUEUED_RECORDS)) {
-      stats.dropped.queueFull += recordsOf(queue.splice(inFlight ? 1 : 0, 1)[0]);
+      dropped.queueFull += recordsOf(queue.splice(inFlight ? 1 : 0, 1)[0]);
     }
   }
 
@@ -127,8 +128,8 @@ export function createBeacons(options, health) {
     if (queue[0] !== batch) return pump(); // taken by the exit path meanwhile
     if (typeof result === 'boolean') {
       queue.shift();
-      if (result) stats.sent += batch.records.length;
-      else stats.dropped.rejected += batch.records.length;
+      if (result) sent += recordsOf(batch);
+      else dropped.rejected += recordsOf(batch);
       failures = 0;
       return pump();
     }
@@ -160,13 +161,13 @@ export function createBeacons(options, health) {
         const bytes = bytesOf(body);
         if (bytes <= budget && transport.sendOnExit(body)) {
           budget -= bytes;
-          stats.sent += records.length;
+          sent += records.length;
         } else {
           leftover.push(...records);
         }
       }
     }
-    stats.dropped.storageFull += store(leftover, MAX_STORED_BYTES);
+    dropped.storageFull += store(leftover, MAX_STORED_BYTES);
     settle();
   }
 
@@ -213,6 +214,6 @@ export function createBeacons(options, health) {
       settle();
       return done;
     },
-    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queued(recordsOf) + current.length, sampled, sessionId }),
+    stats: () => ({ sent, dropped: { ...dropped }, queued: queued(recordsOf) + current.length, sampled, sessionId }),
   };
 }
