@@ -6,7 +6,6 @@ import { createTransport, EXIT_PAYLOAD_BYTES } from './transport.js';
 import { isSampled } from './sampling.js';
 import { pageContext } from './page-context.js';
 import { sessionIdFor } from './session.js';
-import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
 import { recordUrl } from './record-url.js';
 import { withinBounds } from './record-bounds.js';
@@ -22,14 +21,15 @@ const BACKOFF_MAX_MS = 60_000;
 
 /**
  * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
- * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`) }. `health` contains errors of `beforeSend`.
+ * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), randomId (../random-id.js,
+ * from index.js's bundle) }. `health` contains errors of `beforeSend`.
  */
 export function createBeacons(options, health) {
-  const { endpoint, beforeSend, fetchImpl, toOtlp } = options;
+  const { endpoint, beforeSend, fetchImpl, toOtlp, randomId } = options;
   const limits = { ...DEFAULTS, ...options.batch };
   const otlp = options.format === 'otlp';
   const sampleRate = options.sampleRate ?? 1;
-  const sessionId = sessionIdFor(options.sessionId);
+  const sessionId = sessionIdFor(options.sessionId, randomId);
   const sampled = isSampled(sessionId, sampleRate);
   const context = pageContext();
   const transport = createTransport(endpoint, { contentType: otlp ? 'application/json' : 'text/plain;charset=UTF-8', fetchImpl });

@@ -2,12 +2,13 @@
 // so sampling and A/B analysis see one decision per session; the page id is new per page view and
 // after a back/forward-cache restore, which counts as a new visit.
 
-import { randomId } from '../random-id.js';
-
 const KEY = 'llm-ux-meter:session';
 
-/** The tab's session id: `given`, else the stored one, else a new one (stored when storage allows). */
-export function sessionIdFor(given) {
+/**
+ * The tab's session id: `given`, else the stored one, else a new one from `randomId()` (stored when
+ * storage allows).
+ */
+export function sessionIdFor(given, randomId) {
   if (given) return String(given);
   const id = randomId();
   try {
