@@ -37,18 +37,20 @@ export function isStreamResponse(response) {
 }
 
 /** The model a request names: the JSON body's `model`, else Gemini's `models/{model}:` URL segment. */
-export function requestedModel(request) {
-  const { body, url } = request;
+export function requestedModel({ body, url }) {
+  let model;
   if (typeof body === 'string' && body.length <= MAX_MODEL_BODY && body.includes('"model"')) {
     try {
-      const model = JSON.parse(body).model;
-      if (typeof model === 'string') return model.slice(0, MAX_MODEL_LENGTH);
+      ({ model } = JSON.parse(body));
     } catch {
       // Not JSON: no model from the body.
     }
   }
-  const gemini = /\/models\/([^/:?]+):stream/.exec(url);
-  return gemini ? decodeURIComponent(gemini[1]).slice(0, MAX_MODEL_LENGTH) : undefined;
+  if (typeof model !== 'string') {
+    const gemini = /\/models\/([^/:?]+):stream/.exec(url);
+    model = gemini && decodeURIComponent(gemini[1]);
+  }
+  return model?.slice(0, MAX_MODEL_LENGTH);
 }
 
 function absoluteUrl(url) {
