@@ -9,7 +9,7 @@ const FORMATS = FIELDS.find(([name]) => name === 'format')[1];
 export function formatCode(format) {
   const index = FORMATS.indexOf(format);
   if (index < 0 && format != null && format !== 'auto') {
-    console.warn(`llm-ux-meter: unknown format ${JSON.stringify(format)}, detecting it instead. Known: auto, ${FORMATS.join(', ')}.`);
+    console.warn(`llm-ux-meter: unknown format ${JSON.stringify(format)}, detected instead (known: auto, ${FORMATS.join(', ')})`);
   }
   return index + 1;
 }

@@ -53,7 +53,7 @@ export function createBeacons(options, health) {
   const recordsOf = (batch) => batch.records.length;
 
   function envelope(batch) {
-    if (otlp) return JSON.stringify(toOtlp(batch.records, { 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }));
+    if (otlp) return JSON.stringify(toOtlp(batch.records, sessionId, pageId));
     return JSON.stringify({
       v: ENVELOPE_VERSION,
       def: batch.records[0]?.def ?? 1,
