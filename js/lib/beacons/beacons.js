@@ -10,7 +10,7 @@ import { store, takeStored } from './storage.js';
 import { recordUrl } from './record-url.js';
 import { withinBounds } from './record-bounds.js';
 
-export const ENVELOPE_VERSION = 1;
+const ENVELOPE_VERSION = 1;
 const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
 /** Bounds of what waits for a retry, and of what is kept for the next page load. */
 const MAX_QUEUED_RECORDS = 1000;
