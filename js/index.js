@@ -104,9 +104,7 @@ export async function createMeter(options = {}) {
       return openStream(meter, trackOptions, 'explicit')?.stream ?? disabledStream();
     },
     /** A metered version of `fetchImpl`, for SDKs that take a fetch when their client is built. */
-    wrapFetch(fetchImpl) {
-      return health.enabled ? fetchHook.wrapFetch(fetchImpl) : fetchImpl;
-    },
+    wrapFetch: fetchHook.wrapFetch,
     /** Meters every later `fetch` of the page; returns the function that restores the original. */
     installFetch: () => install(fetchHook.installFetch),
     /** Meters every later `EventSource`; returns the function that restores the original. */

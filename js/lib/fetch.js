@@ -43,7 +43,9 @@ export function createFetchHook(meter, { match }) {
     throw error;
   }
 
+  /** `fetchImpl` metered; itself when the meter is disabled. */
   function wrapFetch(fetchImpl) {
+    if (!health.enabled) return fetchImpl;
     if (typeof fetchImpl !== 'function') throw new TypeError('llm-ux-meter: wrapFetch needs a fetch function');
     return function fetch(input, init) {
       const request = health.guard(() => ({ ...describeRequest(input, init), start: performance.now() }), null);
