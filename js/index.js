@@ -37,7 +37,7 @@ export async function createMeter(options = {}) {
     active,
     evicted: 0,
     dimensions: () => dimensions,
-    dimensionsOf: (request) => dimensionsFor && health.guard(() => dimensionsFor({ url: request.url, method: request.method, body: request.body })),
+    dimensionsOf: ({ url, method, body }) => dimensionsFor && health.guard(() => dimensionsFor({ url, method, body })),
     /** Opens a hooked stream: paints come from the DOM when there is a container, else from frames. */
     open(trackOptions) {
       return openStream(meter, trackOptions, updateDomRender ? 'dom' : 'frame');
