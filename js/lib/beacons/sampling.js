@@ -3,7 +3,7 @@
 // fraction of 2^32, against the rate.
 
 export function isSampled(sessionId, rate) {
-  // A fraction in [0, 1): every session at a rate of 1, none at 0.
+  // The hash as a fraction is in [0, 1): every session is below a rate of 1 or more, none below 0 or NaN.
   let hash = 0x811c9dc5;
   for (let i = 0; i < sessionId.length; i++) {
     hash ^= sessionId.charCodeAt(i);
