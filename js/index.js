@@ -5,7 +5,7 @@
 import { createHealth } from './lib/health.js';
 import { openStream } from './lib/track.js';
 import { createFetchHook } from './lib/fetch.js';
-import { createEventSourceHook } from './lib/event-source.js';
+import { eventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
@@ -20,43 +20,30 @@ export async function createMeter(options = {}) {
     warmUp();
     return true;
   }, (error) => {
-    console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}). If the page has a Content Security Policy, add 'wasm-unsafe-eval' to its script-src.`);
+    console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}); a Content Security Policy needs 'wasm-unsafe-eval' in script-src.`);
     return false;
   });
   const [coreLoaded, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
-  return createMeterApi(options, coreLoaded, createBeacons);
-}
-
-function createMeterApi(options, coreLoaded, createBeacons) {
   const { onReport, dimensionsFor, container } = options;
   const health = createHealth(coreLoaded);
   // Beacons use the page's fetch from before any hook, so they are never metered themselves.
-  const pageFetch = globalThis.fetch?.bind(globalThis);
-  const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? pageFetch }, health) : null;
+  const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? globalThis.fetch?.bind(globalThis) }, health) : null;
   const active = new Set();
   let dimensions = { ...options.dimensions };
-  const domRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
+  const updateDomRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
 
   const meter = {
     health,
     active,
     evicted: 0,
     dimensions: () => dimensions,
-    dimensionsOf(request) {
-      if (!dimensionsFor) return undefined;
-      try {
-        return dimensionsFor({ url: request.url, method: request.method, body: request.body });
-      } catch (error) {
-        health.fail(error);
-        return undefined;
-      }
-    },
+    dimensionsOf: ({ url, method, body }) => dimensionsFor && health.guard(() => dimensionsFor({ url, method, body })),
     /** Opens a hooked stream: paints come from the DOM when there is a container, else from frames. */
     open(trackOptions) {
-      return openStream(meter, trackOptions, domRender ? 'dom' : 'frame');
+      return openStream(meter, trackOptions, updateDomRender ? 'dom' : 'frame');
     },
     changed() {
-      domRender?.update();
+      updateDomRender?.();
     },
     report(report) {
       health.guard(() => beacons?.add(report));
@@ -86,9 +73,14 @@ function createMeterApi(options, coreLoaded, createBeacons) {
     online: () => beacons?.wake(),
   });
   const fetchHook = createFetchHook(meter, options);
-  const eventSourceHook = createEventSourceHook(meter);
-  const noop = () => {};
+  const installEventSource = eventSourceHook(meter);
   const restorers = [];
+  /** Installs a hook while the meter is enabled; returns its restore function, which `destroy` calls too. */
+  const install = (hook) => {
+    const restore = (health.enabled && hook()) || (() => {});
+    restorers.push(restore);
+    return restore;
+  };
 
   return {
     /** False when WebAssembly could not load (CSP) or after a trap inside the meter. */
@@ -108,28 +100,18 @@ function createMeterApi(options, coreLoaded, createBeacons) {
       return meter.evicted;
     },
     /** Meters a stream by hand (custom transports, replays). */
-    track(trackOptions = {}) {
+    track(trackOptions) {
       return openStream(meter, trackOptions, 'explicit')?.stream ?? disabledStream();
     },
     /** A metered version of `fetchImpl`, for SDKs that take a fetch when their client is built. */
-    wrapFetch(fetchImpl) {
-      return health.enabled ? fetchHook.wrapFetch(fetchImpl) : fetchImpl;
-    },
+    wrapFetch: fetchHook.wrapFetch,
     /** Meters every later `fetch` of the page; returns the function that restores the original. */
-    installFetch() {
-      const restore = health.enabled ? fetchHook.installFetch() : noop;
-      restorers.push(restore);
-      return restore;
-    },
+    installFetch: () => install(fetchHook.installFetch),
     /** Meters every later `EventSource`; returns the function that restores the original. */
-    installEventSource() {
-      const restore = health.enabled ? eventSourceHook.installEventSource() : noop;
-      restorers.push(restore);
-      return restore;
-    },
+    installEventSource: () => install(installEventSource),
     /** Sends every queued record now; resolves when none is left to send. */
-    flush() {
-      return beacons ? beacons.flush() : Promise.resolve();
+    async flush() {
+      await beacons?.flush();
     },
     /** Delivery counters: records sent, dropped by reason, queued; the session and its sampling. */
     get delivery() {
@@ -146,9 +128,7 @@ function createMeterApi(options, coreLoaded, createBeacons) {
       dimensions = { ...dimensions, ...more };
     },
     /** The metered stream behind a response the hook returned (for `rendered()` signals), or null. */
-    streamOf(response) {
-      return fetchHook.streamOf(response);
-    },
+    streamOf: fetchHook.streamOf,
   };
 }
 

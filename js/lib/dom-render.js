@@ -2,7 +2,10 @@
 // one stream painting there; the paint time is taken in the next frame. With several such streams at
 // once there is no telling whose text changed, so attribution is left to explicit `rendered()` calls.
 
-/** Watches `container` (an element or a selector) while `streams()` has DOM-rendered streams. */
+/**
+ * Watches `container` (an element or a selector) while `streams()` has DOM-rendered streams; returns the
+ * function to call when one opens or closes (null without a container).
+ */
 export function createDomRender(container, streams) {
   if (container == null || typeof MutationObserver !== 'function') return null;
   const inContainer = (node) => {
@@ -14,13 +17,11 @@ export function createDomRender(container, streams) {
     if (painting.length === 1 && mutations.some((m) => inContainer(m.target))) painting[0].domChanged();
   });
   let watching = false;
-  return {
-    /** Call when a DOM-rendered stream opens or closes. */
-    update() {
-      const wanted = streams().length > 0;
-      if (wanted && !watching) observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
-      if (!wanted && watching) observer.disconnect();
-      watching = wanted;
-    },
+  return () => {
+    const wanted = streams().length > 0;
+    if (wanted === watching) return;
+    if (wanted) observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+    else observer.disconnect();
+    watching = wanted;
   };
 }

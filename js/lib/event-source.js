@@ -2,69 +2,47 @@
 // for to the meter, re-serialized as SSE, so the same decoders see it. An automatic reconnection
 // starts a new metered stream; `close()` ends one.
 
-const now = () => performance.now();
+import { globalHook } from './global-hook.js';
 
-export function createEventSourceHook(meter) {
-  let restore = null;
-
+/** The installer of the hook (see global-hook.js). */
+export function eventSourceHook(meter) {
   function meterSource(source, url) {
-    const open = () => meter.open({ start: now(), url: String(url), dimensions: meter.dimensionsOf({ url: String(url), method: 'GET' }) });
-    let control = open();
-    const onEvent = (event) => {
-      control ??= open();
-      const lines = String(event.data).split('\n').map((line) => `data: ${line}\n`).join('');
-      control?.stream.chunk(`${event.type === 'message' ? '' : `event: ${event.type}\n`}${lines}\n`);
-    };
-    const listened = new Set(['message']);
-    const add = source.addEventListener;
-    const original = { add, close: source.close };
-    add.call(source, 'message', onEvent);
-    add.call(source, 'open', () => {
-      control ??= open();
-      control?.stream.response({ status: 200, contentType: 'text/event-stream' });
-    });
-    add.call(source, 'error', () => {
-      // CLOSED: the browser gave up; CONNECTING: it will reconnect, as a new stream.
-      control?.finishAfterPaint(source.readyState === 2 ? 'failed' : 'complete');
+    url = String(url);
+    let control = null;
+    const open = () => (control ??= meter.open({ start: performance.now(), url, dimensions: meter.dimensionsOf({ url, method: 'GET' }) }));
+    const end = (ending) => {
+      control?.finishAfterPaint(ending);
       control = null;
-    });
-    // Named events reach only their own listeners: listen to every type the app listens to.
-    source.addEventListener = function addEventListener(type, listener, options) {
-      if (!listened.has(type) && type !== 'open' && type !== 'error') {
+    };
+    const onEvent = (event) => {
+      const type = event.type === 'message' ? '' : `event: ${event.type}\n`;
+      open()?.stream.chunk(`${type}data: ${String(event.data).replaceAll('\n', '\ndata: ')}\n\n`);
+    };
+    const { addEventListener: add, close: closeSource } = source;
+    // Types with a listener of the meter's own (named events reach only their own listeners).
+    const listened = new Set(['message', 'open', 'error']);
+    open();
+    add.call(source, 'message', onEvent);
+    add.call(source, 'open', () => open()?.stream.response({ status: 200, contentType: 'text/event-stream' }));
+    // CLOSED: the browser gave up; CONNECTING: it will reconnect, as a new stream.
+    add.call(source, 'error', () => end(source.readyState === 2 ? 'failed' : 'complete'));
+    source.addEventListener = function addEventListener(type) {
+      if (!listened.has(type)) {
         listened.add(type);
-        original.add.call(source, type, onEvent);
+        add.call(source, type, onEvent);
       }
-      return original.add.call(this, type, listener, options);
+      return Reflect.apply(add, this, arguments);
     };
     source.close = function close() {
-      control?.finishAfterPaint('aborted');
-      control = null;
-      return original.close.call(this);
+      end('aborted');
+      return closeSource.call(this);
     };
   }
 
-  function installEventSource() {
-    if (restore) return restore;
-    const Original = globalThis.EventSource;
-    if (typeof Original !== 'function') return () => {};
-    class EventSource extends Original {
-      constructor(url, init) {
-        super(url, init);
-        if (!meter.health.enabled) return;
-        try {
-          meterSource(this, url);
-        } catch (error) {
-          meter.health.fail(error);
-        }
-      }
+  return globalHook('EventSource', (Original) => class EventSource extends Original {
+    constructor(url, init) {
+      super(url, init);
+      meter.health.guard(meterSource, undefined, this, url);
     }
-    globalThis.EventSource = EventSource;
-    restore = () => {
-      if (globalThis.EventSource === EventSource) globalThis.EventSource = Original;
-      restore = null;
-    };
-    return restore;
-  }
-
-  return { installEventSource };
+  });
 }

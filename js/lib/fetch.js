@@ -4,6 +4,7 @@
 
 import { createMatcher, describeRequest, isStreamResponse, requestedModel } from './request.js';
 import { observeResponse } from './metered-response.js';
+import { globalHook } from './global-hook.js';
 
 /**
  * Most streams metered at once. A body the app never reads to its end never ends; past this many,
@@ -13,77 +14,54 @@ import { observeResponse } from './metered-response.js';
 const MAX_ACTIVE = 64;
 
 export function createFetchHook(meter, { match }) {
+  const { health, active } = meter;
   const matches = createMatcher(match);
   const streams = new WeakMap();
-  let installed = null;
+  const open = (request, url) =>
+    meter.open({ start: request.start, url: url || request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
 
   function meterResponse(request, response) {
-    try {
+    health.guard(() => {
       const selected = matches ? matches(request) : isStreamResponse(response);
-      if (!selected || !response.body || response.type === 'opaque' || response.type === 'opaqueredirect') return response;
-      if (meter.active.size >= MAX_ACTIVE) {
-        const idlest = [...meter.active].reduce((a, b) => (b.lastActivity < a.lastActivity ? b : a));
-        idlest.finish('aborted');
+      // Opaque responses ('opaque', 'opaqueredirect') have no readable body.
+      if (!selected || !response.body || /^opaque/.test(response.type)) return;
+      if (active.size >= MAX_ACTIVE) {
+        [...active].reduce((a, b) => (b.lastActivity < a.lastActivity ? b : a)).finish('aborted');
         meter.evicted++;
       }
-      const control = meter.open({ start: request.start, url: response.url || request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) });
-      if (!control) return response;
+      const control = open(request, response.url);
+      if (!control) return;
       control.stream.response(response);
-      observeResponse(response, control, meter.health);
+      observeResponse(response, control, health);
       streams.set(response, control.stream);
-      return response;
-    } catch (error) {
-      meter.health.fail(error);
-      return response;
-    }
+    });
+    return response;
   }
 
   function failed(request, error) {
-    try {
-      if (matches?.(request)) meter.open({ start: request.start, url: request.url, model: requestedModel(request), dimensions: meter.dimensionsOf(request) })?.finish(error?.name === 'AbortError' ? 'aborted' : 'failed');
-    } catch (meterError) {
-      meter.health.fail(meterError);
-    }
+    health.guard(() => matches?.(request) && open(request)?.finish(error?.name === 'AbortError' ? 'aborted' : 'failed'));
     throw error;
   }
 
+  /** `fetchImpl` metered; itself when the meter is disabled. */
   function wrapFetch(fetchImpl) {
+    if (!health.enabled) return fetchImpl;
     if (typeof fetchImpl !== 'function') throw new TypeError('llm-ux-meter: wrapFetch needs a fetch function');
     return function fetch(input, init) {
-      let request = null;
-      if (meter.health.enabled) {
-        try {
-          request = { ...describeRequest(input, init), start: performance.now() };
-        } catch (error) {
-          meter.health.fail(error);
-        }
-      }
+      const request = health.guard(() => ({ ...describeRequest(input, init), start: performance.now() }), null);
       const pending = Reflect.apply(fetchImpl, this, arguments);
-      if (!request) return pending;
-      return pending.then((response) => meterResponse(request, response), (error) => failed(request, error));
+      return request ? pending.then((response) => meterResponse(request, response), (error) => failed(request, error)) : pending;
     };
   }
 
-  function installFetch() {
-    if (installed) return installed;
-    const original = globalThis.fetch;
-    const metered = wrapFetch(original);
-    try {
-      globalThis.fetch = metered;
-    } catch {
-      // A frozen or non-writable fetch: fall through to the check below.
-    }
-    if (globalThis.fetch !== metered) {
-      console.warn('llm-ux-meter: globalThis.fetch cannot be replaced here; use meter.wrapFetch(fetch) where the app passes fetch.');
-      return () => {};
-    }
-    installed = () => {
-      // Leave a wrapper someone installed after ours in place.
-      if (globalThis.fetch === metered) globalThis.fetch = original;
-      installed = null;
-    };
-    return installed;
-  }
-
-  return { wrapFetch, installFetch, streamOf: (response) => streams.get(response) ?? null };
+  const install = globalHook('fetch', wrapFetch);
+  return {
+    wrapFetch,
+    installFetch() {
+      const restore = install();
+      if (!restore) console.warn('llm-ux-meter: globalThis.fetch cannot be replaced here; use meter.wrapFetch(fetch) where the app passes fetch.');
+      return restore;
+    },
+    streamOf: (response) => streams.get(response) ?? null,
+  };
 }

@@ -24,17 +24,14 @@ export function pageLeaving() {
 }
 
 /**
- * Watches for the page beginning to leave while a stream is open; returns the release function. Only
- * then: a `beforeunload` listener keeps a page out of Firefox's back/forward cache (a page with a fetch
- * in flight is kept out anyway).
+ * Watches for the page beginning to leave while a stream is open; returns the release function, to call
+ * once (a stream's end). Only then: a `beforeunload` listener keeps a page out of Firefox's back/forward
+ * cache (a page with a fetch in flight is kept out anyway).
  */
 export function watchLeaving() {
   if (typeof addEventListener !== 'function') return () => {};
   if (watchers++ === 0) addEventListener('beforeunload', onBeforeUnload, true);
-  let released = false;
   return () => {
-    if (released) return;
-    released = true;
     if (--watchers === 0) removeEventListener('beforeunload', onBeforeUnload, true);
   };
 }

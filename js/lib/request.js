@@ -8,15 +8,15 @@ const MAX_MODEL_LENGTH = 128;
 
 /** `{ url, method, body }` of a fetch call; `body` is the caller's own reference, held until headers. */
 export function describeRequest(input, init) {
-  const request = typeof Request === 'function' && input instanceof Request ? input : null;
-  const url = request ? request.url : input instanceof URL ? input.href : String(input);
-  return { url, method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
+  const request = input instanceof Request ? input : null;
+  // A URL object gives its href.
+  return { url: request ? request.url : String(input), method: String(init?.method ?? request?.method ?? 'GET').toUpperCase(), body: init?.body };
 }
 
 /** A predicate over requests from the `match` option (URL prefixes, RegExps, functions, or a list). */
 export function createMatcher(match) {
   if (match == null) return null;
-  const rules = Array.isArray(match) ? match : [match];
+  const rules = [match].flat();
   return (request) => {
     const absolute = absoluteUrl(request.url);
     return rules.some((rule) => {
@@ -32,24 +32,25 @@ export function createMatcher(match) {
 
 /** Whether a response looks like an LLM stream: SSE, NDJSON or an AI SDK stream. */
 export function isStreamResponse(response) {
-  const type = (response.headers.get('content-type') ?? '').toLowerCase();
-  return type.startsWith('text/event-stream') || type.startsWith('application/x-ndjson') ||
-    response.headers.has(UI_STREAM_HEADER) || response.headers.has(DATA_STREAM_HEADER);
+  const { headers } = response;
+  return /^(text\/event-stream|application\/x-ndjson)/i.test(headers.get('content-type')) || headers.has(UI_STREAM_HEADER) || headers.has(DATA_STREAM_HEADER);
 }
 
 /** The model a request names: the JSON body's `model`, else Gemini's `models/{model}:` URL segment. */
-export function requestedModel(request) {
-  const { body, url } = request;
+export function requestedModel({ body, url }) {
+  let model;
   if (typeof body === 'string' && body.length <= MAX_MODEL_BODY && body.includes('"model"')) {
     try {
-      const model = JSON.parse(body).model;
-      if (typeof model === 'string') return model.slice(0, MAX_MODEL_LENGTH);
+      ({ model } = JSON.parse(body));
     } catch {
       // Not JSON: no model from the body.
     }
   }
-  const gemini = /\/models\/([^/:?]+):stream/.exec(url);
-  return gemini ? decodeURIComponent(gemini[1]).slice(0, MAX_MODEL_LENGTH) : undefined;
+  if (typeof model !== 'string') {
+    const gemini = /\/models\/([^/:?]+):stream/.exec(url);
+    model = gemini && decodeURIComponent(gemini[1]);
+  }
+  return model?.slice(0, MAX_MODEL_LENGTH);
 }
 
 function absoluteUrl(url) {

@@ -6,12 +6,11 @@ import { createTransport, EXIT_PAYLOAD_BYTES } from './transport.js';
 import { isSampled } from './sampling.js';
 import { pageContext } from './page-context.js';
 import { sessionIdFor } from './session.js';
-import { randomId } from '../random-id.js';
 import { store, takeStored } from './storage.js';
 import { recordUrl } from './record-url.js';
 import { withinBounds } from './record-bounds.js';
 
-export const ENVELOPE_VERSION = 1;
+const ENVELOPE_VERSION = 1;
 const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
 /** Bounds of what waits for a retry, and of what is kept for the next page load. */
 const MAX_QUEUED_RECORDS = 1000;
@@ -22,14 +21,15 @@ const BACKOFF_MAX_MS = 60_000;
 
 /**
  * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
- * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`) }. `health` contains errors of `beforeSend`.
+ * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), randomId (../random-id.js,
+ * from index.js's bundle) }. `health` contains errors of `beforeSend`.
  */
 export function createBeacons(options, health) {
-  const { endpoint, beforeSend, fetchImpl, toOtlp } = options;
+  const { endpoint, beforeSend, fetchImpl, toOtlp, randomId } = options;
   const limits = { ...DEFAULTS, ...options.batch };
   const otlp = options.format === 'otlp';
   const sampleRate = options.sampleRate ?? 1;
-  const sessionId = sessionIdFor(options.sessionId);
+  const sessionId = sessionIdFor(options.sessionId, randomId);
   const sampled = isSampled(sessionId, sampleRate);
   const context = pageContext();
   const transport = createTransport(endpoint, { contentType: otlp ? 'application/json' : 'text/plain;charset=UTF-8', fetchImpl });
@@ -39,17 +39,21 @@ export function createBeacons(options, health) {
   let currentBytes = 0;
   let timer = null;
   const queue = []; // batches waiting to be sent: { batchId, records, bytes, attempt }
-  let queuedBytes = 0;
   let inFlight = false;
   let retryTimer = null;
   let failures = 0;
   const waiters = [];
-  const stats = { sent: 0, dropped: { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 } };
+  let sent = 0;
+  const dropped = { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 };
 
-  const sizeOf = (value) => new TextEncoder().encode(JSON.stringify(value)).length;
+  const bytesOf = (text) => new TextEncoder().encode(text).length;
+  const sizeOf = (value) => bytesOf(JSON.stringify(value));
+  /** The sum of `count(batch)` over the queue. */
+  const queued = (count) => queue.reduce((n, batch) => n + count(batch), 0);
+  const recordsOf = (batch) => batch.records.length;
 
   function envelope(batch) {
-    if (otlp) return JSON.stringify(toOtlp(batch.records, { 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }));
+    if (otlp) return JSON.stringify(toOtlp(batch.records, sessionId, pageId));
     return JSON.stringify({
       v: ENVELOPE_VERSION,
       def: batch.records[0]?.def ?? 1,
@@ -69,25 +73,16 @@ export function createBeacons(options, health) {
     let record = { ...report, ...context };
     if (report.url) record.url = recordUrl(report.url, options.stripUrlQuery === false);
     if (beforeSend) {
-      try {
-        record = beforeSend(record);
-      } catch (error) {
-        health.fail(error);
-        record = null;
-      }
+      record = health.guard(() => beforeSend(record), null);
       if (record == null || record === false) {
-        stats.dropped.beforeSend++;
+        dropped.beforeSend++;
         return;
       }
     }
-    // The collector would refuse the whole batch for it (OTLP endpoints have no such contract).
-    if (!otlp && !withinBounds(record, Date.now())) {
-      stats.dropped.outOfBounds++;
-      return;
-    }
+    if (!inBounds(record)) return;
     const bytes = sizeOf(record);
     if (bytes > EXIT_PAYLOAD_BYTES - 1024) {
-      stats.dropped.tooLarge++;
+      dropped.tooLarge++;
       return;
     }
     if (current.length > 0 && currentBytes + bytes > limits.maxBytes) flushCurrent();
@@ -95,6 +90,14 @@ export function createBeacons(options, health) {
     currentBytes += bytes;
     if (current.length >= limits.maxRecords || currentBytes >= limits.maxBytes) flushCurrent();
     else timer ??= setTimeout(flushCurrent, limits.maxDelayMs);
+  }
+
+  /** Whether the collector would take `record` (else it would refuse its whole batch); counts a refusal. */
+  function inBounds(record) {
+    // OTLP endpoints have no such contract.
+    if (otlp || withinBounds(record, Date.now())) return true;
+    dropped.outOfBounds++;
+    return false;
   }
 
   /** Moves the current batch to the send queue (and starts sending, unless the page is going). */
@@ -110,12 +113,9 @@ export function createBeacons(options, health) {
 
   function enqueue(records, bytes) {
     queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
-    queuedBytes += bytes;
     // Bounded: past the limits the oldest batches go, and are counted.
-    while (queue.length > 1 && (queuedBytes > MAX_QUEUED_BYTES || queue.reduce((n, b) => n + b.records.length, 0) > MAX_QUEUED_RECORDS)) {
-      const oldest = queue.splice(inFlight ? 1 : 0, 1)[0];
-      queuedBytes -= oldest.bytes;
-      stats.dropped.queueFull += oldest.records.length;
+    while (queue.length > 1 && (queued((batch) => batch.bytes) > MAX_QUEUED_BYTES || queued(recordsOf) > MAX_QUEUED_RECORDS)) {
+      dropped.queueFull += recordsOf(queue.splice(inFlight ? 1 : 0, 1)[0]);
     }
   }
 
@@ -126,18 +126,17 @@ export function createBeacons(options, health) {
     const result = await transport.send(envelope(batch));
     inFlight = false;
     if (queue[0] !== batch) return pump(); // taken by the exit path meanwhile
-    if (result.ok || !result.retryable) {
+    if (typeof result === 'boolean') {
       queue.shift();
-      queuedBytes -= batch.bytes;
-      if (result.ok) stats.sent += batch.records.length;
-      else stats.dropped.rejected += batch.records.length;
+      if (result) sent += recordsOf(batch);
+      else dropped.rejected += recordsOf(batch);
       failures = 0;
       return pump();
     }
     batch.attempt++;
     failures++;
     const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
-    retryTimer = setTimeout(retryNow, Math.max(backoff, result.retryAfterMs ?? 0));
+    retryTimer = setTimeout(retryNow, Math.max(backoff, result));
   }
 
   function retryNow() {
@@ -153,55 +152,44 @@ export function createBeacons(options, health) {
   /** The page may be going: hand everything to the browser now, and keep what it would not take. */
   function exit() {
     flushCurrent(false);
-    let budget = EXIT_PAYLOAD_BYTES;
-    const endpointDown = failures > 0;
+    // A failing endpoint would fail these too, and there is no retry on exit: keep them all for later.
+    let budget = failures > 0 ? 0 : EXIT_PAYLOAD_BYTES;
     const leftover = [];
     for (const batch of queue.splice(0)) {
-      // A failing endpoint would fail these too, and there is no retry on exit: keep them for later.
-      if (endpointDown) {
-        leftover.push(...batch.records);
-        continue;
-      }
-      for (const piece of pieces(batch.records)) {
-        const body = envelope({ ...batch, batchId: randomId(), records: piece.records });
-        const bytes = new TextEncoder().encode(body).length;
+      for (const records of pieces(batch.records)) {
+        const body = envelope({ ...batch, batchId: randomId(), records });
+        const bytes = bytesOf(body);
         if (bytes <= budget && transport.sendOnExit(body)) {
           budget -= bytes;
-          stats.sent += piece.records.length;
+          sent += records.length;
         } else {
-          leftover.push(...piece.records);
+          leftover.push(...records);
         }
       }
     }
-    queuedBytes = 0;
-    stats.dropped.storageFull += store(leftover, MAX_STORED_BYTES);
+    dropped.storageFull += store(leftover, MAX_STORED_BYTES);
     settle();
   }
 
-  /** Splits records into payloads under the exit quota. */
+  /** Splits records into payloads under the exit quota (1 KiB of each for the envelope). */
   function pieces(records) {
     const out = [];
-    let piece = { records: [], bytes: 1024 };
+    let piece;
+    let bytes = Infinity;
     for (const record of records) {
-      const bytes = sizeOf(record) + 1;
-      if (piece.records.length > 0 && piece.bytes + bytes > EXIT_PAYLOAD_BYTES) {
-        out.push(piece);
-        piece = { records: [], bytes: 1024 };
+      const size = sizeOf(record) + 1;
+      if (bytes + size > EXIT_PAYLOAD_BYTES) {
+        out.push((piece = []));
+        bytes = 1024;
       }
-      piece.records.push(record);
-      piece.bytes += bytes;
+      piece.push(record);
+      bytes += size;
     }
-    if (piece.records.length > 0) out.push(piece);
     return out;
   }
 
   // What the previous page could not send goes first, less what has grown too old meanwhile.
-  const now = Date.now();
-  const stored = [];
-  for (const record of takeStored()) {
-    if (otlp || withinBounds(record, now)) stored.push(record);
-    else stats.dropped.outOfBounds++;
-  }
+  const stored = takeStored().filter(inBounds);
   for (let i = 0; i < stored.length; i += limits.maxRecords) {
     const records = stored.slice(i, i + limits.maxRecords);
     enqueue(records, sizeOf(records));
@@ -226,6 +214,6 @@ export function createBeacons(options, health) {
       settle();
       return done;
     },
-    stats: () => ({ ...stats, dropped: { ...stats.dropped }, queued: queue.reduce((n, b) => n + b.records.length, 0) + current.length, sampled, sessionId }),
+    stats: () => ({ sent, dropped: { ...dropped }, queued: queued(recordsOf) + current.length, sampled, sessionId }),
   };
 }

@@ -13,7 +13,8 @@ const METRICS = [
   ['llm_ux.stall.duration', 's', SECONDS_BOUNDS, (r) => seconds(r.stalls?.totalMs)],
 ];
 
-export function toOtlp(records, resource) {
+/** The OTLP request for `records` of the session and page given. */
+export function toOtlp(records, sessionId, pageId) {
   const metrics = METRICS.map(([name, unit, bounds, value, extra = {}]) => ({
     name,
     unit,
@@ -24,7 +25,7 @@ export function toOtlp(records, resource) {
   })).filter((m) => m.histogram.dataPoints.length > 0);
   return {
     resourceMetrics: [{
-      resource: { attributes: attributes(resource) },
+      resource: { attributes: attributes({ 'service.name': 'llm-ux-meter', 'session.id': sessionId, 'page.id': pageId }) },
       scopeMetrics: [{ scope: { name: 'llm-ux-meter' }, metrics }],
     }],
   };

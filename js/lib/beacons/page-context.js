@@ -4,7 +4,7 @@
 import { fits } from './record-bounds.js';
 
 export function pageContext() {
-  const nav = typeof navigator === 'undefined' ? {} : navigator;
+  const nav = globalThis.navigator ?? {};
   const connection = nav.connection ?? {};
   // A value outside the beacon contract (an odd browser) is left out: it would cost every record.
   const bounded = (field, value) => (fits(field, value) ? (value ?? null) : null);

@@ -9,16 +9,15 @@ import { MAX_URL_LENGTH } from './record-url.js';
 const HOUR_MS = 3_600_000;
 const DURATION = [0, HOUR_MS];
 const COUNT = [0, 10_000_000];
-const durations = (...fields) => fields.map((field) => [field, DURATION]);
-const counts = (...fields) => fields.map((field) => [field, COUNT]);
+/** Space-separated field paths, each with `bound`. */
+const each = (fields, bound) => fields.split(' ').map((field) => [field, bound]);
 
 /** Numbers: field path → [minimum, maximum]; null (not measured) is always within. */
 export const RANGES = new Map([
-  ...durations('ttfbMs', 'ttftMs', 'ttftArrivalMs', 'ttfoMs', 'tpotMs', 'tpotArrivalMs', 'jitterMs', 'durationMs', 'rttMs'),
-  ...['gaps', 'arrivalGaps'].flatMap((q) => durations(`${q}.p50`, `${q}.p90`, `${q}.p99`, `${q}.max`)),
-  ...durations('stalls.longestMs', 'stalls.totalMs', 'renderDelay.p50', 'renderDelay.p90'),
-  ...counts('outputTokens', 'reasoningTokens', 'outputEvents', 'outputEventsByKind.answer', 'outputEventsByKind.reasoning', 'outputEventsByKind.tool'),
-  ...counts('stalls.count', 'stalls.count1000', 'anomalies.malformedEvents', 'anomalies.oversizeDropped'),
+  ...each('ttfbMs ttftMs ttftArrivalMs ttfoMs tpotMs tpotArrivalMs jitterMs durationMs rttMs stalls.longestMs stalls.totalMs ' +
+    'gaps.p50 gaps.p90 gaps.p99 gaps.max arrivalGaps.p50 arrivalGaps.p90 arrivalGaps.p99 arrivalGaps.max renderDelay.p50 renderDelay.p90', DURATION),
+  ...each('outputTokens reasoningTokens outputEvents outputEventsByKind.answer outputEventsByKind.reasoning outputEventsByKind.tool ' +
+    'stalls.count stalls.count1000 anomalies.malformedEvents anomalies.oversizeDropped', COUNT),
   ['tokensPerSecond', [0, 1_000_000]],
   ['httpStatus', [0, 999]],
   ['clockMs', [0.001, 1000]],
@@ -30,11 +29,7 @@ export const RANGES = new Map([
 /** Strings: field → most characters (code points, as JSON Schema counts them). */
 export const LENGTHS = new Map([
   ['id', 128],
-  ['model', 256],
-  ['scenario', 256],
-  ['variant', 256],
-  ['appVersion', 256],
-  ['finishReason', 256],
+  ...each('model scenario variant appVersion finishReason', 256),
   ['url', MAX_URL_LENGTH],
   ['connection', 32],
 ]);
@@ -57,11 +52,10 @@ export function fits(path, value) {
 
 /** Whether the collector would take `record` at `nowMs` (epoch ms), as far as the page can tell. O(fields). */
 export function withinBounds(record, nowMs) {
-  for (const path of RANGES.keys()) {
+  for (const path of [...RANGES.keys(), ...LENGTHS.keys()]) {
     const [field, inner] = path.split('.');
     if (!fits(path, inner ? record[field]?.[inner] : record[field])) return false;
   }
-  for (const field of LENGTHS.keys()) if (!fits(field, record[field])) return false;
   // The core makes at most 32 whole, non-decreasing points: only their size can be out of bounds.
   if (record.cadence?.some(([ms, tokens]) => ms > HOUR_MS || tokens > HOUR_MS)) return false;
   return record.startedAt >= nowMs - MAX_AGE_MS && record.startedAt <= nowMs + MAX_AHEAD_MS;

@@ -3,8 +3,7 @@
 // fraction of 2^32, against the rate.
 
 export function isSampled(sessionId, rate) {
-  if (rate >= 1) return true;
-  if (!(rate > 0)) return false;
+  // The hash as a fraction is in [0, 1): every session is below a rate of 1 or more, none below 0 or NaN.
   let hash = 0x811c9dc5;
   for (let i = 0; i < sessionId.length; i++) {
     hash ^= sessionId.charCodeAt(i);

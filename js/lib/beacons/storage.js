@@ -8,7 +8,7 @@ export function takeStored() {
   try {
     const stored = localStorage.getItem(KEY);
     localStorage.removeItem(KEY);
-    const records = stored ? JSON.parse(stored) : [];
+    const records = JSON.parse(stored); // null when there is none
     return Array.isArray(records) ? records : [];
   } catch {
     return [];
@@ -20,14 +20,10 @@ export function store(records, maxBytes) {
   if (records.length === 0) return 0;
   try {
     const all = [...takeStored(), ...records];
-    let json = JSON.stringify(all);
     let dropped = 0;
-    while (json.length > maxBytes && all.length > 0) {
-      all.shift();
-      dropped++;
-      json = JSON.stringify(all);
-    }
-    if (all.length > 0) localStorage.setItem(KEY, json);
+    let json;
+    while (dropped < all.length && (json = JSON.stringify(all.slice(dropped))).length > maxBytes) dropped++;
+    if (dropped < all.length) localStorage.setItem(KEY, json);
     return dropped;
   } catch {
     return records.length;

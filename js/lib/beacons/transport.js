@@ -1,5 +1,5 @@
-// Sending a payload. Normal flushes use fetch and report whether a failure is worth retrying (network
-// errors, 408, 429, 5xx). On page exit there is no time to wait: sendBeacon, else a keepalive fetch,
+// Sending a payload. Normal flushes use fetch and tell whether a failure is worth retrying (network
+// errors, 408, 429, 5xx), and how long to wait. On page exit there is no time to wait: sendBeacon, else a keepalive fetch,
 // each only for a payload under the browser's 64 KiB in-flight quota; what neither takes is returned.
 
 import { retryAfterMs } from './retry-after.js';
@@ -13,26 +13,27 @@ export const EXIT_PAYLOAD_BYTES = 60 * 1024;
  */
 export function createTransport(endpoint, { contentType, fetchImpl }) {
   const simple = contentType.startsWith('text/plain');
+  const post = (body, keepalive) => fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive, credentials: 'omit' });
   return {
-    /** Resolves to { ok, retryable, retryAfterMs }. Never rejects. */
+    /**
+     * Resolves to true when the endpoint took `body`, false when it refused it for good, else the least
+     * milliseconds to wait before a retry (0 unless the endpoint said). Never rejects.
+     */
     async send(body) {
       try {
-        const response = await fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, credentials: 'omit' });
+        const response = await post(body, false);
         const status = response.status;
-        return {
-          ok: response.ok,
-          retryable: status === 408 || status === 429 || status >= 500,
-          retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
-        };
+        if (response.ok || !(status === 408 || status === 429 || status >= 500)) return response.ok;
+        return retryAfterMs(response.headers.get('retry-after')) ?? 0;
       } catch {
-        return { ok: false, retryable: true, retryAfterMs: null };
+        return 0;
       }
     },
     /** Hands `body` to the browser to send after the page is gone; false when it would not take it. */
     sendOnExit(body) {
       try {
-        if (simple && typeof navigator !== 'undefined' && navigator.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
-        fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive: true, credentials: 'omit' }).catch(() => {});
+        if (simple && globalThis.navigator?.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
+        post(body, true).catch(() => {});
         return true;
       } catch {
         // Over the keepalive quota, or no fetch at all.
