@@ -28,17 +28,18 @@ pub fn from_response(content_type: &[u8], ui_stream_header: bool, data_stream_he
         return Some(Guess::Known(Format::AiSdkData));
     }
     let essence = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
-    let is = |name: &[u8]| essence.eq_ignore_ascii_case(name);
-    if is(b"text/event-stream") {
-        Some(Guess::Sse)
-    } else if is(b"application/x-ndjson") || is(b"application/jsonl") || is(b"application/json-seq") {
-        Some(Guess::Lines)
-    } else if is(b"text/plain") {
-        Some(Guess::Known(Format::Text))
-    } else {
-        None
-    }
+    CONTENT_TYPES.iter().find(|(name, _)| essence.eq_ignore_ascii_case(name)).map(|&(_, guess)| guess)
 }
+
+/// Content types that tell the framing, or the format: a table, so that one comparison loop serves all
+/// (each inlined comparison was a copy of it in the wasm).
+const CONTENT_TYPES: [(&[u8], Guess); 5] = [
+    (b"text/event-stream", Guess::Sse),
+    (b"application/x-ndjson", Guess::Lines),
+    (b"application/jsonl", Guess::Lines),
+    (b"application/json-seq", Guess::Lines),
+    (b"text/plain", Guess::Known(Format::Text)),
+];
 
 /// Guesses from the first bytes of a body whose headers said nothing. `None` while `start` is too
 /// short to tell (a prefix of `event:`, say); with [`SNIFF_BYTES`] or more it always answers.
