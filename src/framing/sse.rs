@@ -146,12 +146,7 @@ impl SseParser {
             self.fields.line(self.line.as_slice(), on_event);
         }
         self.line.clear();
-        let mut dispatched = false;
-        self.fields.dispatch(&mut |event| {
-            dispatched = true;
-            on_event(event);
-        });
-        dispatched
+        self.fields.dispatch(on_event)
     }
 
     /// How many events were dropped for being larger than the cap.
@@ -174,7 +169,8 @@ impl EventFields {
     /// Interprets one complete line (without its line end).
     fn line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
         if line.is_empty() {
-            return self.dispatch(on_event);
+            self.dispatch(on_event);
+            return;
         }
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // comment
@@ -223,14 +219,18 @@ impl EventFields {
         true
     }
 
-    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
+    /// Dispatches the event built so far, if any; returns whether it called `on_event`.
+    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) -> bool {
+        let mut dispatched = false;
         if self.data.overflowed() || self.event_type.overflowed() {
             self.oversize_dropped = self.oversize_dropped.saturating_add(1);
         } else if let Some(data) = self.data.as_slice().strip_suffix(b"\n") {
             on_event(SseEvent { event_type: self.event_type.as_slice(), data });
+            dispatched = true;
         }
         self.data.clear();
         self.event_type.clear();
+        dispatched
     }
 }
 
