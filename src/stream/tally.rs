@@ -37,7 +37,7 @@ impl Tally {
     /// Ends raw text: a character cut off at the very end counts as U+FFFD.
     pub fn finish(&mut self) {
         for (raw, estimate) in self.raw_text.iter_mut().zip(self.estimates.iter_mut()) {
-            raw.flush(|c| estimate.push_char(c));
+            raw.flush(&mut counter(estimate));
         }
     }
 }
@@ -49,7 +49,7 @@ impl Sink for Tally {
             *events = events.saturating_add(1);
             match text {
                 Text::Json(s) => s.for_each_char(|c| estimate.push_char(c)),
-                Text::Raw(bytes) => raw.push(bytes, |c| estimate.push_char(c)),
+                Text::Raw(bytes) => raw.push(bytes, counter(estimate)),
             }
         }
         self.new_events += 1;
@@ -79,6 +79,12 @@ impl Sink for Tally {
     fn malformed(&mut self) {
         self.malformed = self.malformed.saturating_add(1);
     }
+}
+
+/// Feeds raw text's characters to `estimate`. One closure type for `output` and `finish`, passed to `flush`
+/// as `push` passes it there: one copy of `flush` in the wasm.
+fn counter(estimate: &mut TokenEstimate) -> impl FnMut(char) + '_ {
+    |c| estimate.push_char(c)
 }
 
 /// Stores `value` in `slot` unless it is already equal, cut at a character boundary.
