@@ -214,13 +214,10 @@ impl<'a> Value<'a> {
         (digits > 0).then_some(total)
     }
 
-    /// `Some(true)` / `Some(false)` for the JSON literals, `None` otherwise.
-    pub fn as_bool(self) -> Option<bool> {
-        match self.raw {
-            b"true" => Some(true),
-            b"false" => Some(false),
-            _ => None,
-        }
+    /// Whether this is the literal `true` (decoders only ask that of a flag: `false`, any other value
+    /// and its absence all read as not set).
+    pub fn is_true(self) -> bool {
+        self.raw == b"true"
     }
 
     /// Whether this is the literal `null`.
