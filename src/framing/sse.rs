@@ -180,25 +180,20 @@ impl EventFields {
             }
             None => (line, &b""[..]),
         };
-        match name {
-            b"data" => {
-                self.data.extend(value);
-                self.data.extend(b"\n");
-            }
-            b"event" => {
-                self.event_type.clear();
-                self.event_type.extend(value);
-            }
-            b"id" if !value.iter().any(|&b| b == 0) => { // not `contains`: its `memchr` is large in the wasm
-                self.last_event_id.clear();
-                self.last_event_id.extend(value);
-            }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
-                // `saturating_mul` would be a wide multiplication, a call in wasm32.
-                let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
-                self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
-            }
-            _ => {}
+        // `==`, not byte-string patterns, which are compared byte by byte (larger wasm).
+        if name == b"data" {
+            self.data.extend(value);
+            self.data.extend(b"\n");
+        } else if name == b"event" {
+            self.event_type.clear();
+            self.event_type.extend(value);
+        } else if name == b"id" && !value.iter().any(|&b| b == 0) { // not `contains`: its `memchr` is large in the wasm
+            self.last_event_id.clear();
+            self.last_event_id.extend(value);
+        } else if name == b"retry" && !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
+            // `saturating_mul` would be a wide multiplication, a call in wasm32.
+            let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
+            self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
         }
     }
 
