@@ -4,7 +4,7 @@
 use crate::decode::{OutputKind, Sink, Text, Usage};
 use crate::json::Str;
 use crate::metrics::token_estimate::TokenEstimate;
-use crate::utf8::Utf8Stream;
+use crate::utf8::{self, Utf8Stream};
 use alloc::string::String;
 
 /// Longest model name or finish reason kept, in bytes.
@@ -92,12 +92,13 @@ fn set_bounded(slot: &mut Option<String>, value: Str<'_>) {
     if slot.as_deref().is_some_and(|current| value.eq_str(current)) {
         return;
     }
-    let mut text = String::new();
+    let (mut text, mut buf) = (String::new(), [0; 4]);
     for c in value.chars() {
-        if text.len() + c.len_utf8() > MAX_NAME_BYTES {
+        let encoded = utf8::encode(c, &mut buf);
+        if text.len() + encoded.len() > MAX_NAME_BYTES {
             break;
         }
-        text.push(c);
+        text.push_str(encoded);
     }
     *slot = Some(text);
 }
