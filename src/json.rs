@@ -214,13 +214,10 @@ impl<'a> Value<'a> {
         (digits > 0).then_some(total)
     }
 
-    /// `Some(true)` / `Some(false)` for the JSON literals, `None` otherwise.
-    pub fn as_bool(self) -> Option<bool> {
-        match self.raw {
-            b"true" => Some(true),
-            b"false" => Some(false),
-            _ => None,
-        }
+    /// Whether this is the literal `true` (decoders only ask that of a flag: `false`, any other value
+    /// and its absence all read as not set).
+    pub fn is_true(self) -> bool {
+        self.raw == b"true"
     }
 
     /// Whether this is the literal `null`.
@@ -370,7 +367,7 @@ impl<'a> Str<'a> {
         // Compared as UTF-8 (the same as comparing characters: each has one encoding): smaller in the wasm
         // than decoding `text` too.
         let (mut rest, mut buf) = (text.as_bytes(), [0; 4]);
-        self.chars().all(|c| rest.strip_prefix(c.encode_utf8(&mut buf).as_bytes()).map(|tail| rest = tail).is_some()) && rest.is_empty()
+        self.chars().all(|c| rest.strip_prefix(utf8::encode(c, &mut buf).as_bytes()).map(|tail| rest = tail).is_some()) && rest.is_empty()
     }
 
     /// Whether the decoded string is `key`, which is ASCII without `\` (as member names in decoders are):

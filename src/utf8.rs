@@ -50,6 +50,13 @@ fn sequence_len(lead: u8) -> usize {
     }
 }
 
+/// `c` as UTF-8, in `buf`. Not inlined: the core encodes characters in two cold places (comparing an
+/// escaped string, keeping a model name), so one copy of the encoder serves both in the wasm.
+#[inline(never)]
+pub fn encode(c: char, buf: &mut [u8; 4]) -> &str {
+    c.encode_utf8(buf)
+}
+
 /// Decodes a byte stream that arrives in pieces, holding back at most 3 bytes of an unfinished character.
 #[derive(Clone, Debug, Default)]
 pub struct Utf8Stream {

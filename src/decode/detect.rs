@@ -28,17 +28,18 @@ pub fn from_response(content_type: &[u8], ui_stream_header: bool, data_stream_he
         return Some(Guess::Known(Format::AiSdkData));
     }
     let essence = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
-    let is = |name: &[u8]| essence.eq_ignore_ascii_case(name);
-    if is(b"text/event-stream") {
-        Some(Guess::Sse)
-    } else if is(b"application/x-ndjson") || is(b"application/jsonl") || is(b"application/json-seq") {
-        Some(Guess::Lines)
-    } else if is(b"text/plain") {
-        Some(Guess::Known(Format::Text))
-    } else {
-        None
-    }
+    CONTENT_TYPES.iter().find(|(name, _)| essence.eq_ignore_ascii_case(name)).map(|&(_, guess)| guess)
 }
+
+/// Content types that tell the framing, or the format: a table, so that one comparison loop serves all
+/// (each inlined comparison was a copy of it in the wasm).
+const CONTENT_TYPES: [(&[u8], Guess); 5] = [
+    (b"text/event-stream", Guess::Sse),
+    (b"application/x-ndjson", Guess::Lines),
+    (b"application/jsonl", Guess::Lines),
+    (b"application/json-seq", Guess::Lines),
+    (b"text/plain", Guess::Known(Format::Text)),
+];
 
 /// Guesses from the first bytes of a body whose headers said nothing. `None` while `start` is too
 /// short to tell (a prefix of `event:`, say); with [`SNIFF_BYTES`] or more it always answers.
@@ -69,23 +70,12 @@ pub fn from_first_bytes(start: &[u8]) -> Option<Guess> {
 
 /// Which provider sent this SSE event; `None` when the event does not tell (pings, `[DONE]`).
 pub fn from_sse_event(event_type: &[u8], data: &[u8], tape: &mut Tape) -> Option<Format> {
-    if event_type.starts_with(b"response.") {
-        return Some(Format::OpenAiResponses);
-    }
-    if ANTHROPIC_EVENTS.contains(&event_type) {
-        return Some(Format::Anthropic);
+    if let Some(format) = format_named(event_type, false) {
+        return Some(format);
     }
     let event = Value::parse(data, tape)?;
-    if let Some(kind) = event.get("type").and_then(|t| t.as_str()) {
-        if kind.escaped().starts_with(b"response.") {
-            return Some(Format::OpenAiResponses);
-        }
-        if ANTHROPIC_EVENTS.contains(&kind.escaped()) {
-            return Some(Format::Anthropic);
-        }
-        if AI_SDK_UI_PARTS.contains(&kind.escaped()) {
-            return Some(Format::AiSdkUi);
-        }
+    if let Some(format) = event.get("type").and_then(|t| t.as_str()).and_then(|kind| format_named(kind.escaped(), true)) {
+        return Some(format);
     }
     if event.get("choices").is_some() {
         Some(Format::OpenAi)
@@ -93,6 +83,21 @@ pub fn from_sse_event(event_type: &[u8], data: &[u8], tape: &mut Tape) -> Option
         Some(Format::Gemini)
     } else if event.get("token").is_some() {
         Some(Format::Tgi)
+    } else {
+        None
+    }
+}
+
+/// The format an event's name or its JSON `type` says: OpenAI Responses' `response.*`, Anthropic's events,
+/// and for a `type` (`ui_parts`) the AI SDK UI stream's parts. One copy for both checks in the wasm.
+#[inline(never)]
+fn format_named(name: &[u8], ui_parts: bool) -> Option<Format> {
+    if name.starts_with(b"response.") {
+        Some(Format::OpenAiResponses)
+    } else if ANTHROPIC_EVENTS.contains(&name) {
+        Some(Format::Anthropic)
+    } else if ui_parts && AI_SDK_UI_PARTS.contains(&name) {
+        Some(Format::AiSdkUi)
     } else {
         None
     }

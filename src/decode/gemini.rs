@@ -1,6 +1,6 @@
 //! Google Gemini `GenerateContentResponse` events: every event is a whole response with new parts.
 
-use super::{finish_str, model_str, parse_json, OutputKind, Sink, Tape, Text, Usage};
+use super::{finish_str, model_str, parse_json, OutputKind, Sink, Tape, Text, Usage, Value};
 
 pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(response) = parse_json(data, tape, sink) else { return };
@@ -10,13 +10,16 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     model_str(response.get("modelVersion"), sink);
     let candidate = response.get("candidates").and_then(|c| c.first());
     let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts"));
-    for part in parts.into_iter().flat_map(|p| p.items()) {
-        if let Some(text) = part.get("text").and_then(|t| t.as_str()).filter(|t| !t.is_empty()) {
-            let thought = part.get("thought").and_then(|t| t.as_bool()) == Some(true);
-            sink.output(if thought { OutputKind::Reasoning } else { OutputKind::Answer }, Text::Json(text));
-        } else if let Some(call) = part.get("functionCall") {
-            // Arguments arrive whole, as a JSON object: count that object as one tool output event.
-            sink.output(OutputKind::Tool, Text::Raw(call.get("args").unwrap_or(call).raw()));
+    // An `if let` and a loop, not `flat_map` over the option: its iterator's state is larger code.
+    if let Some(parts) = parts {
+        for part in parts.items() {
+            if let Some(text) = part.get("text").and_then(|t| t.as_str()).filter(|t| !t.is_empty()) {
+                let thought = part.get("thought").is_some_and(Value::is_true);
+                sink.output(if thought { OutputKind::Reasoning } else { OutputKind::Answer }, Text::Json(text));
+            } else if let Some(call) = part.get("functionCall") {
+                // Arguments arrive whole, as a JSON object: count that object as one tool output event.
+                sink.output(OutputKind::Tool, Text::Raw(call.get("args").unwrap_or(call).raw()));
+            }
         }
     }
     if let Some(meta) = response.get("usageMetadata") {

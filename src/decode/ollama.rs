@@ -1,6 +1,6 @@
 //! Ollama native `/api/chat` and `/api/generate` lines (NDJSON).
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Text, Usage};
+use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Text, Usage, Value};
 
 pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(chunk) = parse_json(line, tape, sink) else { return };
@@ -19,7 +19,7 @@ pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     if let Some(calls) = message.and_then(|m| m.get("tool_calls")).filter(|c| c.items().next().is_some()) {
         sink.output(OutputKind::Tool, Text::Raw(calls.raw()));
     }
-    if chunk.get("done").and_then(|d| d.as_bool()) == Some(true) {
+    if chunk.get("done").is_some_and(Value::is_true) {
         if let Some(output) = chunk.get("eval_count").and_then(|v| v.as_u64()) {
             sink.usage(Usage { output: Some(output), reasoning: None });
         }

@@ -11,21 +11,24 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     // One pass per object: this decoder runs for every event of the most common format.
     let mut finished = false;
     let mut members = chunk.members();
+    // Keys compared with `==`, not matched as byte-string patterns: a pattern is compared byte by byte,
+    // `==` a word at a time (smaller wasm, as fast).
     while let Some((key, value)) = members.next_inline() {
-        match key.escaped() {
-            b"model" => model_str(Some(value), sink),
-            b"choices" => {
-                for choice in value.items() {
-                    finished |= decode_choice(choice, sink);
-                }
+        let key = key.escaped();
+        if key == b"model" {
+            model_str(Some(value), sink);
+        } else if key == b"choices" {
+            for choice in value.items() {
+                finished |= decode_choice(choice, sink);
             }
-            b"usage" if !value.is_null() => sink.usage(Usage {
+        } else if key == b"usage" && !value.is_null() {
+            sink.usage(Usage {
                 output: value.get("completion_tokens").and_then(|v| v.as_u64()),
                 reasoning: value.get("completion_tokens_details").and_then(|v| v.get("reasoning_tokens")).and_then(|v| v.as_u64()),
-            }),
+            });
+        } else if key == b"error" && !value.is_null() {
             // Servers that fail mid-stream send `{"error": {...}}` in place of a chunk.
-            b"error" if !value.is_null() => sink.error_event(),
-            _ => {}
+            sink.error_event();
         }
     }
     if finished {
@@ -37,10 +40,11 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
 fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
     let mut finished = false;
     for (key, value) in choice.members() {
-        match key.escaped() {
-            b"delta" => decode_delta(value, sink),
-            b"finish_reason" => finished = finish_str(Some(value), sink),
-            _ => {}
+        let key = key.escaped();
+        if key == b"delta" {
+            decode_delta(value, sink);
+        } else if key == b"finish_reason" {
+            finished = finish_str(Some(value), sink);
         }
     }
     finished
@@ -49,21 +53,17 @@ fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
 fn decode_delta(delta: Value, sink: &mut impl Sink) {
     let mut reasoning_sent = false;
     for (key, value) in delta.members() {
-        match key.escaped() {
-            b"content" | b"refusal" => {
-                output_str(Some(value), OutputKind::Answer, sink);
-            }
+        let key = key.escaped();
+        if key == b"content" || key == b"refusal" {
+            output_str(Some(value), OutputKind::Answer, sink);
+        } else if (key == b"reasoning_content" || key == b"reasoning") && !reasoning_sent {
             // Older servers say `reasoning_content`, vLLM since late 2025 and Ollama say `reasoning`;
             // some send both with the same text: one output event.
-            b"reasoning_content" | b"reasoning" if !reasoning_sent => {
-                reasoning_sent = output_str(Some(value), OutputKind::Reasoning, sink);
+            reasoning_sent = output_str(Some(value), OutputKind::Reasoning, sink);
+        } else if key == b"tool_calls" {
+            for call in value.items() {
+                output_str(call.get("function").and_then(|v| v.get("arguments")), OutputKind::Tool, sink);
             }
-            b"tool_calls" => {
-                for call in value.items() {
-                    output_str(call.get("function").and_then(|v| v.get("arguments")), OutputKind::Tool, sink);
-                }
-            }
-            _ => {}
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Hugging Face TGI `generate_stream`: one event per generated token.
 
-use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
+use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage, Value};
 
 pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(event) = parse_json(data, tape, sink) else { return };
@@ -9,7 +9,7 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     }
     // Special tokens (end of sequence and the like) are not shown to the user.
     let token = event.get("token");
-    if token.and_then(|t| t.get("special")).and_then(|s| s.as_bool()) != Some(true) {
+    if !token.and_then(|t| t.get("special")).is_some_and(Value::is_true) {
         output_str(token.and_then(|t| t.get("text")), OutputKind::Answer, sink);
     }
     if let Some(details) = event.get("details").filter(|d| !d.is_null()) {

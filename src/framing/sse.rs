@@ -146,12 +146,7 @@ impl SseParser {
             self.fields.line(self.line.as_slice(), on_event);
         }
         self.line.clear();
-        let mut dispatched = false;
-        self.fields.dispatch(&mut |event| {
-            dispatched = true;
-            on_event(event);
-        });
-        dispatched
+        self.fields.dispatch(on_event)
     }
 
     /// How many events were dropped for being larger than the cap.
@@ -174,7 +169,8 @@ impl EventFields {
     /// Interprets one complete line (without its line end).
     fn line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
         if line.is_empty() {
-            return self.dispatch(on_event);
+            self.dispatch(on_event);
+            return;
         }
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // comment
@@ -184,25 +180,20 @@ impl EventFields {
             }
             None => (line, &b""[..]),
         };
-        match name {
-            b"data" => {
-                self.data.extend(value);
-                self.data.extend(b"\n");
-            }
-            b"event" => {
-                self.event_type.clear();
-                self.event_type.extend(value);
-            }
-            b"id" if !value.iter().any(|&b| b == 0) => { // not `contains`: its `memchr` is large in the wasm
-                self.last_event_id.clear();
-                self.last_event_id.extend(value);
-            }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
-                // `saturating_mul` would be a wide multiplication, a call in wasm32.
-                let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
-                self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
-            }
-            _ => {}
+        // `==`, not byte-string patterns, which are compared byte by byte (larger wasm).
+        if name == b"data" {
+            self.data.extend(value);
+            self.data.extend(b"\n");
+        } else if name == b"event" {
+            self.event_type.clear();
+            self.event_type.extend(value);
+        } else if name == b"id" && !value.iter().any(|&b| b == 0) { // not `contains`: its `memchr` is large in the wasm
+            self.last_event_id.clear();
+            self.last_event_id.extend(value);
+        } else if name == b"retry" && !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
+            // `saturating_mul` would be a wide multiplication, a call in wasm32.
+            let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
+            self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
         }
     }
 
@@ -223,14 +214,18 @@ impl EventFields {
         true
     }
 
-    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
+    /// Dispatches the event built so far, if any; returns whether it called `on_event`.
+    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) -> bool {
+        let mut dispatched = false;
         if self.data.overflowed() || self.event_type.overflowed() {
             self.oversize_dropped = self.oversize_dropped.saturating_add(1);
         } else if let Some(data) = self.data.as_slice().strip_suffix(b"\n") {
             on_event(SseEvent { event_type: self.event_type.as_slice(), data });
+            dispatched = true;
         }
         self.data.clear();
         self.event_type.clear();
+        dispatched
     }
 }
 

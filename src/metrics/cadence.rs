@@ -65,7 +65,7 @@ impl Cadence {
     /// as fit when every point is as long as the last), and
     /// returns them as `[ms since start, output shown]`, the output scaled from events to
     /// `tokens / events` tokens each, both rounded. Empty when nothing was shown. O([`MAX_POINTS`]) a pass.
-    pub fn points(&mut self, start: f64, tokens: u64, events: u64) -> Vec<[u32; 2]> {
+    pub fn points(&mut self, start: f64, tokens: u64, events: u64) -> Points {
         // Without events there are no points to scale. The cast saturates: below 0 is 0.
         let per_event = tokens as f64 / events as f64;
         let round = |x: f64| (x + 0.5) as u32;
@@ -76,7 +76,35 @@ impl Cadence {
             digits(ms) + digits(n) + 4
         });
         thin(&mut self.points, MAX_POINTS.min(MAX_JSON_BYTES / longest));
-        self.points.iter().map(shown).collect()
+        let mut points = Points::default();
+        for (to, from) in points.all.iter_mut().zip(&self.points) {
+            *to = shown(from);
+            points.len += 1;
+        }
+        points
+    }
+}
+
+/// At most [`MAX_POINTS`] `[ms, output]` points, held in place: the report's are copied into the wasm's
+/// numbers as soon as they are made, so a `Vec` would be code to allocate and free for nothing.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct Points {
+    all: [[u32; 2]; MAX_POINTS],
+    len: usize,
+}
+
+impl core::ops::Deref for Points {
+    type Target = [[u32; 2]];
+
+    fn deref(&self) -> &[[u32; 2]] {
+        self.all.get(..self.len).unwrap_or_default()
+    }
+}
+
+/// As a list, the way a `Vec` of them prints.
+impl core::fmt::Debug for Points {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -142,7 +170,7 @@ mod tests {
     use super::*;
 
     fn shown(cadence: &Cadence) -> Vec<[u32; 2]> {
-        cadence.clone().points(0.0, 1, 1)
+        cadence.clone().points(0.0, 1, 1).to_vec()
     }
 
     #[test]
@@ -262,6 +290,6 @@ mod tests {
         let mut c = Cadence::default();
         c.add(10.0, 1);
         c.add(30.4, 4);
-        assert_eq!(c.clone().points(0.0, 12, 4), [[10, 3], [30, 12]]);
+        assert_eq!(*c.clone().points(0.0, 12, 4), [[10, 3], [30, 12]]);
     }
 }

@@ -1,8 +1,8 @@
 //! The per-stream report: the figures of `docs/metrics.md`, definition version [`DEFINITION_VERSION`].
 
+use super::cadence::Points;
 use super::stalls::Stalls;
 use alloc::string::String;
-use alloc::vec::Vec;
 use crate::decode::Format;
 
 /// The metric definition version every report carries; records of different versions are never mixed.
@@ -145,7 +145,7 @@ pub struct Report {
     pub duration_ms: Option<f64>,
     /// `[ms since start, output tokens shown]` on the render timeline (the arrival timeline when the
     /// stream was not rendered): see [`crate::metrics::cadence`]. Empty when nothing arrived.
-    pub cadence: Vec<[u32; 2]>,
+    pub cadence: Points,
     pub hidden: bool,
     pub anomalies: Anomalies,
     /// The step of the clock the stream was timed with (ms), read off its times: see

@@ -79,13 +79,13 @@ impl Timeline {
         if self.pending.is_empty() {
             return;
         }
-        for group in self.pending.take() {
+        self.pending.take(|group| {
             self.render_delays.add_n((at - group.arrived_at).max(0.0), group.count);
             self.painted = self.painted.saturating_add(group.count);
             if group.has_answer && self.first_answer_paint.is_none() {
                 self.first_answer_paint = Some(at);
             }
-        }
+        });
         match self.last_paint {
             Some(previous) => {
                 let gap = (at - previous).max(0.0);

@@ -5,7 +5,7 @@ use crate::decode::detect::{self, Guess, SNIFF_BYTES};
 use crate::decode::{self, Format, Framing, Sink};
 use crate::json::Tape;
 use crate::framing::lines::LineSplitter;
-use crate::framing::sse::SseParser;
+use crate::framing::sse::{SseEvent, SseParser};
 use alloc::vec::Vec;
 
 #[derive(Clone, Debug)]
@@ -70,8 +70,8 @@ impl Framer {
         let tape = &mut self.tape;
         match &mut self.state {
             State::Sniffing(_) => {}
-            State::Sse(parser, format) => parser.push(bytes, &mut |event| decode_sse(format, event.event_type, event.data, tape, sink)),
-            State::Lines(splitter, format) => splitter.push(bytes, &mut |line| decode_line(format, line, tape, sink)),
+            State::Sse(parser, format) => parser.push(bytes, &mut on_sse_event(format, tape, sink)),
+            State::Lines(splitter, format) => splitter.push(bytes, &mut on_line(format, tape, sink)),
             State::Raw => decode::decode(Format::Text, b"", bytes, tape, sink),
         }
     }
@@ -85,8 +85,8 @@ impl Framer {
         }
         let tape = &mut self.tape;
         self.unterminated = match &mut self.state {
-            State::Sse(parser, format) => parser.finish(&mut |event| decode_sse(format, event.event_type, event.data, tape, sink)),
-            State::Lines(splitter, format) => splitter.finish(&mut |line| decode_line(format, line, tape, sink)),
+            State::Sse(parser, format) => parser.finish(&mut on_sse_event(format, tape, sink)),
+            State::Lines(splitter, format) => splitter.finish(&mut on_line(format, tape, sink)),
             State::Sniffing(_) | State::Raw => false,
         };
     }
@@ -116,6 +116,17 @@ fn state_for(guess: Guess, cap: usize) -> State {
             Framing::Raw => State::Raw,
         },
     }
+}
+
+/// What `push` and `finish` do with each SSE event: one closure type for both, so that the parser's
+/// generic code is compiled once for the wasm, not once per closure.
+fn on_sse_event<'a, S: Sink>(format: &'a mut Option<Format>, tape: &'a mut Tape, sink: &'a mut S) -> impl FnMut(SseEvent<'_>) + 'a {
+    move |event| decode_sse(format, event.event_type, event.data, tape, sink)
+}
+
+/// What `push` and `finish` do with each line (as [`on_sse_event`]).
+fn on_line<'a, S: Sink>(format: &'a mut Option<Format>, tape: &'a mut Tape, sink: &'a mut S) -> impl FnMut(&[u8]) + 'a {
+    move |line| decode_line(format, line, tape, sink)
 }
 
 fn decode_sse(format: &mut Option<Format>, event_type: &[u8], data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {

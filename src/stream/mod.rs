@@ -15,11 +15,11 @@ mod tally;
 
 use crate::decode::{Format, OutputKind};
 use crate::framing::DEFAULT_CAP;
+use crate::metrics::cadence::Points;
 use crate::metrics::clock::ClockStep;
 use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, KindCounts, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
 use crate::metrics::sketch::Sketch;
 use crate::metrics::timeline::Timeline;
-use alloc::vec::Vec;
 use framer::Framer;
 use tally::Tally;
 
@@ -180,7 +180,7 @@ impl Stream {
             stalls: rendered.then_some(t.stalls),
             render_delay: if rendered { delay_quantiles(&t.render_delays) } else { None },
             duration_ms: render(since_start(t.last_paint)),
-            cadence: Vec::new(),
+            cadence: Points::default(),
             hidden: self.hidden,
             anomalies: Anomalies {
                 malformed_events: tally.malformed,

@@ -4,7 +4,7 @@
 use crate::decode::{OutputKind, Sink, Text, Usage};
 use crate::json::Str;
 use crate::metrics::token_estimate::TokenEstimate;
-use crate::utf8::Utf8Stream;
+use crate::utf8::{self, Utf8Stream};
 use alloc::string::String;
 
 /// Longest model name or finish reason kept, in bytes.
@@ -37,7 +37,7 @@ impl Tally {
     /// Ends raw text: a character cut off at the very end counts as U+FFFD.
     pub fn finish(&mut self) {
         for (raw, estimate) in self.raw_text.iter_mut().zip(self.estimates.iter_mut()) {
-            raw.flush(|c| estimate.push_char(c));
+            raw.flush(&mut counter(estimate));
         }
     }
 }
@@ -49,7 +49,7 @@ impl Sink for Tally {
             *events = events.saturating_add(1);
             match text {
                 Text::Json(s) => s.for_each_char(|c| estimate.push_char(c)),
-                Text::Raw(bytes) => raw.push(bytes, |c| estimate.push_char(c)),
+                Text::Raw(bytes) => raw.push(bytes, counter(estimate)),
             }
         }
         self.new_events += 1;
@@ -81,17 +81,24 @@ impl Sink for Tally {
     }
 }
 
+/// Feeds raw text's characters to `estimate`. One closure type for `output` and `finish`, passed to `flush`
+/// as `push` passes it there: one copy of `flush` in the wasm.
+fn counter(estimate: &mut TokenEstimate) -> impl FnMut(char) + '_ {
+    |c| estimate.push_char(c)
+}
+
 /// Stores `value` in `slot` unless it is already equal, cut at a character boundary.
 fn set_bounded(slot: &mut Option<String>, value: Str<'_>) {
     if slot.as_deref().is_some_and(|current| value.eq_str(current)) {
         return;
     }
-    let mut text = String::new();
+    let (mut text, mut buf) = (String::new(), [0; 4]);
     for c in value.chars() {
-        if text.len() + c.len_utf8() > MAX_NAME_BYTES {
+        let encoded = utf8::encode(c, &mut buf);
+        if text.len() + encoded.len() > MAX_NAME_BYTES {
             break;
         }
-        text.push(c);
+        text.push_str(encoded);
     }
     *slot = Some(text);
 }

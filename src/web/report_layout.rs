@@ -32,7 +32,8 @@ pub fn numbers(r: &Report) -> [f64; LEN] {
     let mut i = 0;
     let mut points: &[[u32; 2]] = &[];
     // Kept small, so that it is inlined at each field and the wasm build drops the names: the points,
-    // which go last, are written after.
+    // which go last, are written after. With `fields` and `gaps` inlined too, `i` is a constant at each
+    // field: a store to a known place, without a bounds check.
     fields(r, &mut |_, slot| {
         out[i] = match slot {
             Slot::Number(value) => value.unwrap_or(f64::NAN),
@@ -56,6 +57,7 @@ pub fn numbers(r: &Report) -> [f64; LEN] {
 
 /// Hands each field of `r` to `field`, in layout order, with its name in the JavaScript report. A dotted
 /// name is a member of a nested object, which is null as a whole when its first member is.
+#[inline(always)] // into `numbers` (see there); its other caller is the test that generates the JavaScript
 pub fn fields<'a>(r: &'a Report, field: &mut impl FnMut(&'static str, Slot<'a>)) {
     let number = |value: Option<f64>| Slot::Number(value);
     let count = |value: u64| Slot::Number(Some(value as f64));
@@ -99,9 +101,12 @@ pub fn fields<'a>(r: &'a Report, field: &mut impl FnMut(&'static str, Slot<'a>))
 }
 
 /// An enumeration laid out as the index of its name.
-trait Choice: Copy + PartialEq + 'static {
+trait Choice: Copy + 'static {
+    /// Every value, in the order of their discriminants (checked by a test).
     const ALL: &'static [Self];
     fn name(self) -> &'static str;
+    /// The index in [`Choice::ALL`]: the discriminant, not a search (a loop per field in the wasm).
+    fn index(self) -> usize;
 }
 
 macro_rules! choices {
@@ -111,6 +116,9 @@ macro_rules! choices {
             fn name(self) -> &'static str {
                 <$kind>::name(self)
             }
+            fn index(self) -> usize {
+                self as usize
+            }
         }
     )*};
 }
@@ -119,13 +127,31 @@ choices!(Format, Status, RenderSource, TokenSource);
 
 /// The slot of `value`: its index among `T::ALL`, with their names for the generated table.
 fn choice<T: Choice>(value: Option<T>) -> Slot<'static> {
-    Slot::Choice(value.and_then(|v| T::ALL.iter().position(|&x| x == v)), |i| T::ALL.get(i).map(|&t| t.name()))
+    Slot::Choice(value.map(T::index), |i| T::ALL.get(i).map(|&t| t.name()))
 }
 
 /// The four fields of a set of gap quantiles: p50, p90, p99, max.
+#[inline(always)] // as `fields`
 fn gaps<'a>(names: [&'static str; 4], quantiles: Option<GapQuantiles>, field: &mut impl FnMut(&'static str, Slot<'a>)) {
     let values = quantiles.map(|g| [g.p50, g.p90, g.p99, g.max]);
     for (i, name) in names.into_iter().enumerate() {
         field(name, Slot::Number(values.map(|v| v[i])));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn in_discriminant_order<T: Choice>() {
+        assert!(T::ALL.iter().enumerate().all(|(i, &value)| value.index() == i));
+    }
+
+    #[test]
+    fn choices_are_listed_in_discriminant_order() {
+        in_discriminant_order::<Format>();
+        in_discriminant_order::<Status>();
+        in_discriminant_order::<RenderSource>();
+        in_discriminant_order::<TokenSource>();
     }
 }
