@@ -36,7 +36,7 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --strip-debug --st
 node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify. Beacon
 # delivery and OTLP, imported dynamically when configured, are bundles of their own at the paths the
-# import names; each carries the few helpers it shares with index.js, so a page never fetches a third file.
+# import names; what they share with index.js (the random id) the loader hands them, so no code comes twice.
 esbuild=(node_modules/.bin/esbuild --bundle --minify --format=esm --target=es2020 --platform=neutral --charset=ascii --log-level=warning)
 "${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --outdir="$out"
 "${esbuild[@]}" "$stage/lib/beacons/beacons.js" "$stage/lib/beacons/otlp.js" --outdir="$out/beacons"
