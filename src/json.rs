@@ -374,12 +374,20 @@ impl<'a> Str<'a> {
     /// [`Str::eq_str`]'s answer, cheaper. An escape takes more bytes than the ASCII character it stands for,
     /// and a non-ASCII byte never decodes to ASCII, so a string as long as `key` is compared as bytes and
     /// only a longer one with a `\` is decoded. O(len).
+    #[inline(always)] // in `get`'s loop; elsewhere through `eq_plain`, one copy
     fn is_key(self, key: &str) -> bool {
         match self.escaped.len().cmp(&key.len()) {
             core::cmp::Ordering::Equal => self.escaped == key.as_bytes(),
             core::cmp::Ordering::Greater => has_backslash(self.escaped) && self.eq_str(key),
             core::cmp::Ordering::Less => false,
         }
+    }
+
+    /// Whether the decoded string is `text`, ASCII without `\` (as the JSON `type` values decoders match are):
+    /// [`Str::is_key`], out of line. No scan for escapes in a string as long as `text` or shorter.
+    #[inline(never)]
+    pub fn eq_plain(self, text: &str) -> bool {
+        self.is_key(text)
     }
 
     /// The still-escaped bytes between the quotes.
