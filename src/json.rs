@@ -48,11 +48,14 @@ pub struct Tape {
     prefix_len: usize,
     /// How many entries the last document left on the tape; 0 when it was malformed or not recorded.
     recorded: usize,
+    /// The root's value that [`Tape::resume`] last went into (0: none). The last document was checked from
+    /// inside it, so it and the root's entries before it are as they were: the next walk starts there.
+    inward: usize,
 }
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], prefix_len: 0, recorded: 0 }
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], prefix_len: 0, recorded: 0, inward: 0 }
     }
 }
 
@@ -66,13 +69,18 @@ impl Tape {
         let shared = u32::try_from(shared).ok()?;
         let mut state = State::at(0);
         let (mut child, mut at_key) = (0, false);
+        let (last_inward, mut inward) = (core::mem::take(&mut self.inward), 0);
         loop {
             let entry = *entries.get(child)?;
             let open = bytes.get(entry.start as usize).copied();
             // A value or key after a `,` or `:` is where the checker is once the bytes before it are read;
             // the first inside a container only once its first byte is read too (`{}` and `[]` close there).
             if at_key || !matches!(open, Some(b'{' | b'[')) || entry.span < 2 || entries.get(child + 1)?.start >= shared {
+                self.inward = inward;
                 return (child > 0).then_some(State { i: entry.start as usize, at_key, len: child, ..state });
+            }
+            if state.depth == 1 {
+                inward = child;
             }
             // Inside: the container is open where checking resumes.
             let end = child + entry.span as usize;
@@ -81,6 +89,10 @@ impl Tape {
             state = State { containers: (state.containers << 1) | u64::from(object), depth: state.depth + 1, open: child, ..state };
             // Its last value or key that starts in the shared bytes (keys and values alternate in objects).
             (child, at_key) = (child + 1, object);
+            // In the root, from the value the last walk went into when it starts in the shared bytes too.
+            if state.depth == 1 && last_inward > child && last_inward < end && entries.get(last_inward)?.start <= shared {
+                (child, at_key) = (last_inward, false);
+            }
             loop {
                 let next = child + entries.get(child)?.span as usize;
                 if next >= end || entries.get(next)?.start > shared {
@@ -293,8 +305,9 @@ impl<'a> Iterator for Members<'a> {
 }
 
 impl<'a> Members<'a> {
-    /// [`Iterator::next`] inlined, for the loop over an OpenAI chunk's members, the most common: the
-    /// recorded case is a few instructions, less than a call returning six words through memory.
+    /// [`Iterator::next`] inlined, for the loops over an OpenAI chunk's members, its choice's and its delta's,
+    /// the most common: the recorded case is a few instructions, less than a call returning six words
+    /// through memory.
     #[inline(always)]
     pub fn next_inline(&mut self) -> Option<(Str<'a>, Value<'a>)> {
         let c = &mut self.inner;
@@ -374,12 +387,20 @@ impl<'a> Str<'a> {
     /// [`Str::eq_str`]'s answer, cheaper. An escape takes more bytes than the ASCII character it stands for,
     /// and a non-ASCII byte never decodes to ASCII, so a string as long as `key` is compared as bytes and
     /// only a longer one with a `\` is decoded. O(len).
+    #[inline(always)] // in `get`'s loop; elsewhere through `eq_plain`, one copy
     fn is_key(self, key: &str) -> bool {
         match self.escaped.len().cmp(&key.len()) {
             core::cmp::Ordering::Equal => self.escaped == key.as_bytes(),
             core::cmp::Ordering::Greater => has_backslash(self.escaped) && self.eq_str(key),
             core::cmp::Ordering::Less => false,
         }
+    }
+
+    /// Whether the decoded string is `text`, ASCII without `\` (as the JSON `type` values decoders match are):
+    /// [`Str::is_key`], out of line. No scan for escapes in a string as long as `text` or shorter.
+    #[inline(never)]
+    pub fn eq_plain(self, text: &str) -> bool {
+        self.is_key(text)
     }
 
     /// The still-escaped bytes between the quotes.
@@ -833,6 +854,27 @@ mod tests {
             r#"{"a":{"b":[1,{"c":1}],"d":[ 1]}}"#,
         ];
         check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
+        // The walk starts in the root from the value it went into the time before, when that is shared.
+        let inward = [
+            r#"{"a":1,"b":{"c":1},"d":{"e":[1]}}"#,
+            r#"{"a":1,"b":{"c":1},"d":{"e":[2]}}"#,
+            r#"{"a":2,"b":{"c":1},"d":{"e":[2]}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[2]}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":1}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2}}"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2"#,
+            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":3}}"#,
+            "[1,[2,3],[4,5]]",
+            "[1,[2,3],[4,6]]",
+            "[1,[2,4],[4,6]]",
+            "[1,[2,4],[4,6],[7]]",
+            "[1,[2,4],[4,6],[8]]",
+            "[1,[2,4]]",
+        ];
+        check_resumes(&inward.map(|d| d.as_bytes().to_vec()));
         let nested = ["{}", "{ }", "[]", "[1]", "[1,2]", "[1,2,[3]]", "[1,2,[3,4]]", "[1,2,[3,4]] ", "[1,2,[3,4]] x", "[1,2,[3,4]]"];
         check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
     }

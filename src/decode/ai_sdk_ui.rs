@@ -8,18 +8,18 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     }
     let Some(part) = parse_json(data, tape, sink) else { return };
     let Some(kind) = part.get("type").and_then(|t| t.as_str()) else { return };
-    if kind.eq_str("text-delta") {
+    if kind.eq_plain("text-delta") {
         output_str(part.get("delta"), OutputKind::Answer, sink);
-    } else if kind.eq_str("reasoning-delta") {
+    } else if kind.eq_plain("reasoning-delta") {
         output_str(part.get("delta"), OutputKind::Reasoning, sink);
-    } else if kind.eq_str("tool-input-delta") {
+    } else if kind.eq_plain("tool-input-delta") {
         output_str(part.get("inputTextDelta"), OutputKind::Tool, sink);
-    } else if kind.eq_str("error") {
+    } else if kind.eq_plain("error") {
         sink.error_event();
     } else {
         // The protocol has no model or usage parts: apps may put them in `messageMetadata`.
         model_str(part.get("messageMetadata").and_then(|m| m.get("model")), sink);
-        if kind.eq_str("finish") {
+        if kind.eq_plain("finish") {
             finish_str(part.get("finishReason"), sink);
             sink.terminal();
         }

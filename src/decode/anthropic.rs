@@ -5,26 +5,26 @@ use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tap
 pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(event) = parse_json(data, tape, sink) else { return };
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
-    if kind.eq_str("content_block_delta") {
+    if kind.eq_plain("content_block_delta") {
         let Some(delta) = event.get("delta") else { return };
         let Some(delta_type) = delta.get("type").and_then(|t| t.as_str()) else { return };
-        if delta_type.eq_str("text_delta") {
+        if delta_type.eq_plain("text_delta") {
             output_str(delta.get("text"), OutputKind::Answer, sink);
-        } else if delta_type.eq_str("thinking_delta") {
+        } else if delta_type.eq_plain("thinking_delta") {
             output_str(delta.get("thinking"), OutputKind::Reasoning, sink);
-        } else if delta_type.eq_str("input_json_delta") {
+        } else if delta_type.eq_plain("input_json_delta") {
             output_str(delta.get("partial_json"), OutputKind::Tool, sink);
         }
-    } else if kind.eq_str("message_start") {
+    } else if kind.eq_plain("message_start") {
         let message = event.get("message");
         model_str(message.and_then(|m| m.get("model")), sink);
         output_tokens(message.and_then(|m| m.get("usage")), sink);
-    } else if kind.eq_str("message_delta") {
+    } else if kind.eq_plain("message_delta") {
         finish_str(event.get("delta").and_then(|d| d.get("stop_reason")), sink);
         output_tokens(event.get("usage"), sink);
-    } else if kind.eq_str("message_stop") {
+    } else if kind.eq_plain("message_stop") {
         sink.terminal();
-    } else if kind.eq_str("error") {
+    } else if kind.eq_plain("error") {
         sink.error_event();
     }
 }

@@ -39,7 +39,8 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
 /// One element of `choices`; returns whether it carries a finish reason.
 fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
     let mut finished = false;
-    for (key, value) in choice.members() {
+    let mut members = choice.members();
+    while let Some((key, value)) = members.next_inline() {
         let key = key.escaped();
         if key == b"delta" {
             decode_delta(value, sink);
@@ -52,7 +53,8 @@ fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
 
 fn decode_delta(delta: Value, sink: &mut impl Sink) {
     let mut reasoning_sent = false;
-    for (key, value) in delta.members() {
+    let mut members = delta.members();
+    while let Some((key, value)) = members.next_inline() {
         let key = key.escaped();
         if key == b"content" || key == b"refusal" {
             output_str(Some(value), OutputKind::Answer, sink);

@@ -9,18 +9,18 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(event) = parse_json(data, tape, sink) else { return };
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     let delta = || event.get("delta");
-    if kind.eq_str("response.output_text.delta") || kind.eq_str("response.refusal.delta") {
+    if kind.eq_plain("response.output_text.delta") || kind.eq_plain("response.refusal.delta") {
         output_str(delta(), OutputKind::Answer, sink);
-    } else if kind.eq_str("response.reasoning_summary_text.delta") || kind.eq_str("response.reasoning_text.delta") {
+    } else if kind.eq_plain("response.reasoning_summary_text.delta") || kind.eq_plain("response.reasoning_text.delta") {
         output_str(delta(), OutputKind::Reasoning, sink);
-    } else if kind.eq_str("response.function_call_arguments.delta") {
+    } else if kind.eq_plain("response.function_call_arguments.delta") {
         output_str(delta(), OutputKind::Tool, sink);
-    } else if kind.eq_str("error") {
+    } else if kind.eq_plain("error") {
         sink.error_event();
     } else if let Some(response) = event.get("response") {
         model_str(response.get("model"), sink);
-        let failed = kind.eq_str("response.failed");
-        if failed || kind.eq_str("response.completed") || kind.eq_str("response.incomplete") {
+        let failed = kind.eq_plain("response.failed");
+        if failed || kind.eq_plain("response.completed") || kind.eq_plain("response.incomplete") {
             if let Some(usage) = response.get("usage").filter(|u| !u.is_null()) {
                 sink.usage(Usage {
                     output: usage.get("output_tokens").and_then(|v| v.as_u64()),

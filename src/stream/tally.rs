@@ -14,6 +14,10 @@ pub const MAX_NAME_BYTES: usize = 128;
 pub struct Tally {
     pub model: Option<String>,
     pub finish_reason: Option<String>,
+    /// Whether `model` holds no `\` (and `finish_reason`): then a name whose escaped bytes are the stored
+    /// ones is the same name, without looking for escapes in it (`set_bounded`).
+    model_plain: bool,
+    finish_reason_plain: bool,
     pub usage: Option<Usage>,
     /// Output events per kind, indexed by [`OutputKind::index`].
     pub events: [u64; 3],
@@ -57,7 +61,7 @@ impl Sink for Tally {
     }
 
     fn model(&mut self, name: Str<'_>) {
-        set_bounded(&mut self.model, name);
+        set_bounded(&mut self.model, &mut self.model_plain, name);
     }
 
     fn usage(&mut self, usage: Usage) {
@@ -65,7 +69,7 @@ impl Sink for Tally {
     }
 
     fn finish_reason(&mut self, reason: Str<'_>) {
-        set_bounded(&mut self.finish_reason, reason);
+        set_bounded(&mut self.finish_reason, &mut self.finish_reason_plain, reason);
     }
 
     fn terminal(&mut self) {
@@ -87,18 +91,41 @@ fn counter(estimate: &mut TokenEstimate) -> impl FnMut(char) + '_ {
     |c| estimate.push_char(c)
 }
 
-/// Stores `value` in `slot` unless it is already equal, cut at a character boundary.
-fn set_bounded(slot: &mut Option<String>, value: Str<'_>) {
-    if slot.as_deref().is_some_and(|current| value.eq_str(current)) {
+/// Stores `value` in `slot` unless it is already equal, cut at a character boundary; `plain` says whether
+/// the stored text has no `\`.
+///
+/// Most streams name the model on every event: when `value`'s escaped bytes are the stored text's and that
+/// has no `\`, `value` has none either, so it decodes to the stored text; no scan for escapes (`eq_str`).
+fn set_bounded(slot: &mut Option<String>, plain: &mut bool, value: Str<'_>) {
+    if slot.as_deref().is_some_and(|current| (*plain && value.escaped() == current.as_bytes()) || value.eq_str(current)) {
         return;
     }
     let (mut text, mut buf) = (String::new(), [0; 4]);
+    *plain = true;
     for c in value.chars() {
         let encoded = utf8::encode(c, &mut buf);
         if text.len() + encoded.len() > MAX_NAME_BYTES {
             break;
         }
+        *plain &= c != '\\';
         text.push_str(encoded);
     }
     *slot = Some(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{Tape, Value};
+
+    #[test]
+    fn a_stored_name_with_a_backslash_is_compared_decoded() {
+        let mut tally = Tally::default();
+        // `"a\b"`'s escaped bytes are the text stored before it, `a\b`, but it decodes to `a` and a backspace.
+        for (json, stored) in [(&br#""a\\b""#[..], "a\\b"), (br#""a\b""#, "a\u{8}"), (br#""ab""#, "ab"), (br#""ab""#, "ab")] {
+            let mut tape = Tape::default();
+            tally.model(Value::parse(json, &mut tape).and_then(|v| v.as_str()).unwrap());
+            assert_eq!(tally.model.as_deref(), Some(stored));
+        }
+    }
 }
