@@ -155,6 +155,32 @@ test('the core reuses its memory: rounds of interleaved streams give the same re
   assert.ok(meter.enabled && meter.errors === 0, 'no trap');
 });
 
+test('a fetch or EventSource that cannot be replaced: fetch warns, neither throws into the app', async () => {
+  const meter = await createMeter();
+  const fetchProperty = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
+  class FrozenEventSource {}
+  Object.defineProperty(globalThis, 'fetch', { ...fetchProperty, writable: false });
+  Object.defineProperty(globalThis, 'EventSource', { value: FrozenEventSource, writable: false, configurable: true });
+  const warnings = [];
+  const originalWarn = console.warn;
+  console.warn = (message) => warnings.push(message);
+  try {
+    const restorers = [meter.installFetch(), meter.installEventSource()];
+    assert.deepEqual(restorers.map((restore) => typeof restore), ['function', 'function']);
+    assert.equal(globalThis.fetch, fetchProperty.value);
+    assert.equal(globalThis.EventSource, FrozenEventSource);
+    for (const restore of restorers) restore();
+    await meter.destroy();
+  } finally {
+    console.warn = originalWarn;
+    Object.defineProperty(globalThis, 'fetch', fetchProperty);
+    delete globalThis.EventSource;
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /globalThis\.fetch cannot be replaced here/);
+  assert.equal(meter.errors, 0);
+});
+
 test('with index.js deployed alone, an endpoint warns once and the meter works on without beacons', async () => {
   // Beacon delivery is a module of its own (dist/beacons/), imported only when an endpoint is set.
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-index-alone-'));
