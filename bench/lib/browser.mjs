@@ -29,6 +29,7 @@ export async function openBenchPage(ctx, engine = 'chromium') {
   const loadError = await page.evaluate(() => window.loadError ?? null);
   if (loadError) throw new Error(`bench page failed to load: ${loadError}`);
   const cdp = engine === 'chromium' ? await page.context().newCDPSession(page) : null;
+  let metricsOn = false;
   return {
     page,
     cdp,
@@ -48,6 +49,15 @@ export async function openBenchPage(ctx, engine = 'chromium') {
     async gc() {
       await cdp.send('HeapProfiler.collectGarbage');
       await cdp.send('HeapProfiler.collectGarbage');
+    },
+    /** The page's main-thread CPU time so far, in ms (CDP `Performance.getMetrics`, `ThreadTime`). */
+    async threadMs() {
+      if (!metricsOn) {
+        await cdp.send('Performance.enable');
+        metricsOn = true;
+      }
+      const { metrics } = await cdp.send('Performance.getMetrics');
+      return metrics.find((m) => m.name === 'ThreadTime').value * 1000;
     },
     /** JS heap bytes in use after a full GC. */
     async heapUsed() {
