@@ -1,9 +1,8 @@
 //! Anthropic Messages events (`message_start`, `content_block_delta`, `message_delta`, ...).
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
+use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    let Some(event) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     if kind.eq_plain("content_block_delta") {
         let Some(delta) = event.get("delta") else { return };
