@@ -25,9 +25,9 @@ impl Pending {
         if self.groups.len() == MAX_GROUPS {
             let oldest = self.groups.remove(0);
             if let Some(next) = self.groups.first_mut() {
-                let total = oldest.count.saturating_add(next.count) as f64;
+                let total = (oldest.count + next.count) as f64;
                 next.arrived_at = (oldest.arrived_at * oldest.count as f64 + next.arrived_at * next.count as f64) / total;
-                next.count = next.count.saturating_add(oldest.count);
+                next.count += oldest.count;
                 next.has_answer |= oldest.has_answer;
             }
         }
