@@ -29,7 +29,7 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
 }
 
 /// Anthropic's `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
-fn output_tokens(usage: Option<super::Value>, sink: &mut impl Sink) {
+fn output_tokens(usage: Option<Value>, sink: &mut impl Sink) {
     if let Some(output) = usage.and_then(|u| u.get("output_tokens")).and_then(|v| v.as_u64()) {
         sink.usage(Usage { output: Some(output), reasoning: None });
     }
