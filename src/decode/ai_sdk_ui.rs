@@ -1,12 +1,8 @@
 //! Vercel AI SDK UI message stream v1 (AI SDK 5+): SSE events whose JSON `type` names the part.
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape};
+use super::{finish_str, model_str, output_str, OutputKind, Sink, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    if data == b"[DONE]" {
-        return sink.terminal();
-    }
-    let Some(part) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(part: Value, sink: &mut impl Sink) {
     let Some(kind) = part.get("type").and_then(|t| t.as_str()) else { return };
     if kind.eq_plain("text-delta") {
         output_str(part.get("delta"), OutputKind::Answer, sink);

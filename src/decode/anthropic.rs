@@ -1,9 +1,8 @@
 //! Anthropic Messages events (`message_start`, `content_block_delta`, `message_delta`, ...).
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
+use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    let Some(event) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     if kind.eq_plain("content_block_delta") {
         let Some(delta) = event.get("delta") else { return };
@@ -30,7 +29,7 @@ pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
 }
 
 /// Anthropic's `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
-fn output_tokens(usage: Option<super::Value>, sink: &mut impl Sink) {
+fn output_tokens(usage: Option<Value>, sink: &mut impl Sink) {
     if let Some(output) = usage.and_then(|u| u.get("output_tokens")).and_then(|v| v.as_u64()) {
         sink.usage(Usage { output: Some(output), reasoning: None });
     }

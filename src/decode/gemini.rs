@@ -1,9 +1,8 @@
 //! Google Gemini `GenerateContentResponse` events: every event is a whole response with new parts.
 
-use super::{finish_str, model_str, parse_json, OutputKind, Sink, Tape, Text, Usage, Value};
+use super::{finish_str, model_str, OutputKind, Sink, Text, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    let Some(response) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(response: Value, sink: &mut impl Sink) {
     if response.get("error").is_some() {
         sink.error_event();
     }

@@ -154,17 +154,27 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, s
         sink.error_event();
     }
     match format {
-        Format::OpenAi => openai_chat::decode(data, tape, sink),
-        Format::OpenAiResponses => openai_responses::decode(data, tape, sink),
-        Format::Anthropic => anthropic::decode(data, tape, sink),
-        Format::Gemini => gemini::decode(data, tape, sink),
-        Format::Ollama => ollama::decode(data, tape, sink),
-        Format::AiSdkUi => ai_sdk_ui::decode(data, tape, sink),
-        Format::AiSdkData => ai_sdk_data::decode(data, tape, sink),
-        Format::Tgi => tgi::decode(data, tape, sink),
         Format::Text => {
             if !data.is_empty() {
                 sink.output(OutputKind::Answer, Text::Raw(data));
+            }
+        }
+        // Its JSON follows a `CODE:` prefix.
+        Format::AiSdkData => ai_sdk_data::decode(data, tape, sink),
+        // These streams end with `data: [DONE]`, which is not JSON.
+        Format::OpenAi | Format::OpenAiResponses | Format::AiSdkUi if data == b"[DONE]" => sink.terminal(),
+        // The others' events are JSON documents, parsed here: one call site of the parser, not one a format.
+        _ => {
+            let Some(value) = parse_json(data, tape, sink) else { return };
+            match format {
+                Format::OpenAi => openai_chat::decode(value, sink),
+                Format::OpenAiResponses => openai_responses::decode(value, sink),
+                Format::Anthropic => anthropic::decode(value, sink),
+                Format::Gemini => gemini::decode(value, sink),
+                Format::Ollama => ollama::decode(value, sink),
+                Format::AiSdkUi => ai_sdk_ui::decode(value, sink),
+                Format::Tgi => tgi::decode(value, sink),
+                Format::Text | Format::AiSdkData => {}
             }
         }
     }

@@ -1,9 +1,8 @@
 //! Ollama native `/api/chat` and `/api/generate` lines (NDJSON).
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Text, Usage, Value};
+use super::{finish_str, model_str, output_str, OutputKind, Sink, Text, Usage, Value};
 
-pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    let Some(chunk) = parse_json(line, tape, sink) else { return };
+pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
     if chunk.get("error").is_some() {
         sink.error_event();
     }

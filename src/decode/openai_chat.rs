@@ -1,13 +1,9 @@
 //! OpenAI Chat Completions chunks (`chat.completion.chunk`), as OpenAI, vLLM, DeepSeek, xAI, TGI `/v1`
 //! and Ollama `/v1` send them.
 
-use super::{finish_str, model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage, Value};
+use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    if data == b"[DONE]" {
-        return sink.terminal();
-    }
-    let Some(chunk) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
     // One pass per object: this decoder runs for every event of the most common format.
     let mut finished = false;
     let mut members = chunk.members();

@@ -1,12 +1,8 @@
 //! OpenAI Responses API events (`response.*`, each named in its `type`).
 
-use super::{model_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
+use super::{model_str, output_str, OutputKind, Sink, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    if data == b"[DONE]" {
-        return sink.terminal();
-    }
-    let Some(event) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
     let delta = || event.get("delta");
     if kind.eq_plain("response.output_text.delta") || kind.eq_plain("response.refusal.delta") {

@@ -1,9 +1,8 @@
 //! Hugging Face TGI `generate_stream`: one event per generated token.
 
-use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage, Value};
+use super::{finish_str, output_str, OutputKind, Sink, Usage, Value};
 
-pub(super) fn decode(data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
-    let Some(event) = parse_json(data, tape, sink) else { return };
+pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     if event.get("error").is_some() {
         return sink.error_event();
     }

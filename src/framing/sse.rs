@@ -2,10 +2,10 @@
 //!
 //! One leading UTF-8 BOM is stripped; lines end with CR, LF or CRLF (a CRLF split across chunks is one
 //! line end); `:` lines are comments; a field without a colon has an empty value; one space after the
-//! colon is removed; `data` lines are joined with `\n`; an `id` containing NUL is ignored; `retry` is
-//! taken only when it is all digits; an event with an empty data buffer is not dispatched. Unlike the
-//! spec (which discards it), a final event without the closing blank line is dispatched by
-//! [`SseParser::finish`], because LLM servers often omit that line.
+//! colon is removed; `data` lines are joined with `\n`; an event with an empty data buffer is not
+//! dispatched. `id` and `retry` fields are ignored: they serve reconnection, which the meter never does
+//! (keeping them was wasm code for nothing). Unlike the spec (which discards it), a final event without
+//! the closing blank line is dispatched by [`SseParser::finish`], because LLM servers often omit that line.
 //!
 //! Bytes are never decoded here: fields are byte slices, so a UTF-8 character split across chunks is
 //! rejoined for free. Cost is O(n) in the bytes pushed; complete lines inside one chunk are not copied.
@@ -37,8 +37,6 @@ pub struct SseParser {
 struct EventFields {
     data: CappedBuf,
     event_type: CappedBuf,
-    last_event_id: CappedBuf,
-    retry_ms: Option<u64>,
     oversize_dropped: u32,
 }
 
@@ -56,8 +54,6 @@ impl SseParser {
             fields: EventFields {
                 data: CappedBuf::new(cap),
                 event_type: CappedBuf::new(cap),
-                last_event_id: CappedBuf::new(cap),
-                retry_ms: None,
                 oversize_dropped: 0,
             },
             after_cr: false,
@@ -153,16 +149,6 @@ impl SseParser {
     pub fn oversize_dropped(&self) -> u32 {
         self.fields.oversize_dropped
     }
-
-    /// The last event ID string (what `lastEventId` would be).
-    pub fn last_event_id(&self) -> &[u8] {
-        self.fields.last_event_id.as_slice()
-    }
-
-    /// The reconnection time the stream asked for, if any.
-    pub fn retry_ms(&self) -> Option<u64> {
-        self.fields.retry_ms
-    }
 }
 
 impl EventFields {
@@ -187,13 +173,6 @@ impl EventFields {
         } else if name == b"event" {
             self.event_type.clear();
             self.event_type.extend(value);
-        } else if name == b"id" && !value.iter().any(|&b| b == 0) { // not `contains`: its `memchr` is large in the wasm
-            self.last_event_id.clear();
-            self.last_event_id.extend(value);
-        } else if name == b"retry" && !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-            // `saturating_mul` would be a wide multiplication, a call in wasm32.
-            let times_ten = |ms: u64| if ms > u64::MAX / 10 { u64::MAX } else { ms * 10 };
-            self.retry_ms = Some(value.iter().fold(0u64, |ms, &d| times_ten(ms).saturating_add(u64::from(d - b'0'))));
         }
     }
 
@@ -279,12 +258,9 @@ mod tests {
     }
 
     #[test]
-    fn id_with_nul_is_ignored_and_retry_needs_digits() {
-        let mut parser = SseParser::default();
-        let mut sink = |_: SseEvent| {};
-        parser.push(b"id: 7\nretry: 3000\n\nid: 8\0\nretry: 1s\n\n", &mut sink);
-        assert_eq!(parser.last_event_id(), b"7");
-        assert_eq!(parser.retry_ms(), Some(3000));
+    fn id_and_retry_change_no_event() {
+        let (events, _) = parse(&[b"id: 7\nretry: 3000\ndata: a\n\nid: 8\0\nretry: 1s\n\nevent: x\nid\ndata: b\nretry\n\n"]);
+        assert_eq!(events, vec![ev("", "a"), ev("x", "b")]);
     }
 
     #[test]

@@ -68,7 +68,7 @@ impl Timeline {
         }
         self.arrival_gaps.add_n(0.0, events - 1);
         self.last_arrival = Some(at);
-        self.arrived = self.arrived.saturating_add(events);
+        self.arrived += events;
         self.arrival_cadence.add(at, self.arrived);
         self.pending.push(Group { arrived_at: at, count: events, has_answer });
     }
@@ -81,7 +81,7 @@ impl Timeline {
         }
         self.pending.take(|group| {
             self.render_delays.add_n((at - group.arrived_at).max(0.0), group.count);
-            self.painted = self.painted.saturating_add(group.count);
+            self.painted += group.count;
             if group.has_answer && self.first_answer_paint.is_none() {
                 self.first_answer_paint = Some(at);
             }

@@ -50,7 +50,9 @@ impl Sink for Tally {
     fn output(&mut self, kind: OutputKind, text: Text<'_>) {
         let i = kind.index();
         if let (Some(events), Some(estimate), Some(raw)) = (self.events.get_mut(i), self.estimates.get_mut(i), self.raw_text.get_mut(i)) {
-            *events = events.saturating_add(1);
+            // Event counts here and in the timeline are plain adds: each event takes at least a byte of
+            // the stream, so a u64 never overflows (saturating adds cost wasm bytes).
+            *events += 1;
             match text {
                 Text::Json(s) => s.for_each_char(|c| estimate.push_char(c)),
                 Text::Raw(bytes) => raw.push(bytes, counter(estimate)),

@@ -133,10 +133,12 @@ fn choice<T: Choice>(value: Option<T>) -> Slot<'static> {
 /// The four fields of a set of gap quantiles: p50, p90, p99, max.
 #[inline(always)] // as `fields`
 fn gaps<'a>(names: [&'static str; 4], quantiles: Option<GapQuantiles>, field: &mut impl FnMut(&'static str, Slot<'a>)) {
-    let values = quantiles.map(|g| [g.p50, g.p90, g.p99, g.max]);
-    for (i, name) in names.into_iter().enumerate() {
-        field(name, Slot::Number(values.map(|v| v[i])));
-    }
+    // Four calls, not a loop over the values: the loop kept them in a stack array, stored on every turn.
+    let [p50, p90, p99, max] = names;
+    field(p50, Slot::Number(quantiles.map(|g| g.p50)));
+    field(p90, Slot::Number(quantiles.map(|g| g.p90)));
+    field(p99, Slot::Number(quantiles.map(|g| g.p99)));
+    field(max, Slot::Number(quantiles.map(|g| g.max)));
 }
 
 #[cfg(test)]
