@@ -83,6 +83,8 @@ export async function run(ctx) {
     'runs when it decides, within the timed runs). Figures: median (min–max) over the timed rounds. In Chromium each run is timed ' +
     'as the main thread\'s CPU time (CDP `Performance.getMetrics`, `ThreadTime`, read before and after the run), the cost this ' +
     'section is about: time the thread spent descheduled, while other processes ran, counts for neither the app nor the meter. ' +
+    `Read around the whole run, the hooked runs' CPU time also holds the stream's end and report (${fmt(c.endUs, 0)} µs a stream, ` +
+    `${fmt((c.endUs * 1000) / c.setup.events, 0)} ns an event), which the wall clock leaves out; (c) leaves it out in both. ` +
     'Firefox has no such reading (it needs the Chrome DevTools Protocol), so its runs are timed with the page\'s `performance.now()`, ' +
     `whose step is ${f.clockMs} ms (measured in the page): at most one step per run, ±${fmt((f.clockMs * 1e6) / f.setup.events, 0)} ns per event. ` +
     'A per-stream fixed cost is not in the per-event figures: `end()` (closing the stream and building the report) takes ' +
