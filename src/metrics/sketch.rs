@@ -69,11 +69,12 @@ impl Sketch {
             }
             Err(i) => {
                 self.buckets.insert(i, (key, n));
-                if self.buckets.len() > MAX_BUCKETS {
-                    let (_, lowest) = self.buckets.remove(0);
-                    if let Some(next) = self.buckets.first_mut() {
-                        next.1 = next.1.saturating_add(lowest);
-                    }
+                // The lowest merged into the next in place, then the rest moved down: `Vec::remove`'s code
+                // (and its bounds check's) was wasm for nothing, as in `Pending::push`.
+                if let (true, [(_, lowest), (_, next), ..]) = (self.buckets.len() > MAX_BUCKETS, &mut self.buckets[..]) {
+                    *next = next.saturating_add(*lowest);
+                    self.buckets.copy_within(1.., 0);
+                    self.buckets.pop();
                 }
             }
         }
