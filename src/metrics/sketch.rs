@@ -46,11 +46,12 @@ impl Sketch {
         if n == 0 || value.is_nan() {
             return;
         }
-        if self.count == 0 {
-            (self.min, self.max) = (value, value);
-        } else {
-            self.min = self.min.min(value);
-            self.max = self.max.max(value);
+        // `value` is not NaN: the same as `f64::min` and `max`, which are calls in the wasm.
+        if self.count == 0 || value <= self.min {
+            self.min = value;
+        }
+        if self.count == 0 || self.max < value {
+            self.max = value;
         }
         self.count = self.count.saturating_add(n);
         if value < MIN_POSITIVE {
