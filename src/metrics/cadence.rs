@@ -118,8 +118,12 @@ fn thin(points: &mut Vec<Point>, most: usize) {
         let (len, mut kept, mut before, mut removed) = (points.len(), 1, f64::INFINITY, false);
         for i in 1..len {
             let point = points[i];
-            // The ends stay, and the least inner point is always a local minimum.
-            let after = if i + 2 < len { points[i + 1].rank } else { f64::INFINITY };
+            // The ends stay, and the least inner point is always a local minimum. The next point's rank by a
+            // pattern, not an index (`i + 2 < len` left a bounds check in the wasm).
+            let after = match points.get(i + 1..) {
+                Some([next, _, ..]) => next.rank,
+                _ => f64::INFINITY,
+            };
             removed = !removed && i + 1 < len && point.rank < floor && point.rank <= before && point.rank <= after;
             if !removed {
                 points[kept] = point;

@@ -40,10 +40,15 @@ impl Pending {
         self.groups.is_empty()
     }
 
-    /// Hands every group to `f`, oldest first, and removes them. A loop and a clear, not `drain`, whose
-    /// drop (moving a tail that is never there) was code in the wasm.
-    pub fn take(&mut self, f: impl FnMut(&Group)) {
-        self.groups.iter().for_each(f);
+    /// Every group, oldest first.
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// Removes every group. With [`Pending::groups`], a loop and a clear, not `drain`, whose drop (moving
+    /// a tail that is never there) was code in the wasm; and a plain loop, not a closure, whose captures
+    /// the wasm build kept in memory.
+    pub fn clear(&mut self) {
         self.groups.clear();
     }
 }
@@ -71,8 +76,8 @@ mod tests {
             pending.push(group);
             assert_eq!(pending.groups, expected, "after {} groups", i + 1);
         }
-        let mut taken = Vec::new();
-        pending.take(|g| taken.push(*g));
+        let taken = pending.groups().to_vec();
+        pending.clear();
         assert_eq!((taken, pending.is_empty()), (expected, true));
     }
 }

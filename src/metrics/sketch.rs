@@ -46,11 +46,12 @@ impl Sketch {
         if n == 0 || value.is_nan() {
             return;
         }
-        if self.count == 0 {
-            (self.min, self.max) = (value, value);
-        } else {
-            self.min = self.min.min(value);
-            self.max = self.max.max(value);
+        // `value` is not NaN: the same as `f64::min` and `max`, which are calls in the wasm.
+        if self.count == 0 || value <= self.min {
+            self.min = value;
+        }
+        if self.count == 0 || self.max < value {
+            self.max = value;
         }
         self.count = self.count.saturating_add(n);
         if value < MIN_POSITIVE {
@@ -69,11 +70,12 @@ impl Sketch {
             }
             Err(i) => {
                 self.buckets.insert(i, (key, n));
-                if self.buckets.len() > MAX_BUCKETS {
-                    let (_, lowest) = self.buckets.remove(0);
-                    if let Some(next) = self.buckets.first_mut() {
-                        next.1 = next.1.saturating_add(lowest);
-                    }
+                // The lowest merged into the next in place, then the rest moved down, as in `Pending::push`:
+                // `Vec::remove`'s code and its bounds check were 61 B brotli.
+                if let (true, [(_, lowest), (_, next), ..]) = (self.buckets.len() > MAX_BUCKETS, &mut self.buckets[..]) {
+                    *next = next.saturating_add(*lowest);
+                    self.buckets.copy_within(1.., 0);
+                    self.buckets.pop();
                 }
             }
         }

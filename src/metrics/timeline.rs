@@ -79,13 +79,14 @@ impl Timeline {
         if self.pending.is_empty() {
             return;
         }
-        self.pending.take(|group| {
+        for group in self.pending.groups() {
             self.render_delays.add_n((at - group.arrived_at).max(0.0), group.count);
             self.painted += group.count;
             if group.has_answer && self.first_answer_paint.is_none() {
                 self.first_answer_paint = Some(at);
             }
-        });
+        }
+        self.pending.clear();
         match self.last_paint {
             Some(previous) => {
                 let gap = (at - previous).max(0.0);

@@ -58,7 +58,8 @@ impl Framer {
 
     pub fn push(&mut self, bytes: &[u8], sink: &mut impl Sink) {
         if let State::Sniffing(held) = &mut self.state {
-            let room = SNIFF_BYTES.saturating_sub(held.len()).min(bytes.len());
+            // `held` only grows here, to SNIFF_BYTES at most: the subtraction cannot overflow.
+            let room = (SNIFF_BYTES - held.len()).min(bytes.len());
             held.extend_from_slice(&bytes[..room]);
             let Some(guess) = detect::from_first_bytes(held) else { return };
             // Replay as one piece, so that a plain text chunk stays one output event.

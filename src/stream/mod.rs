@@ -178,7 +178,9 @@ impl Stream {
             arrival_gaps: gap_quantiles(&t.arrival_gaps),
             jitter_ms: if rendered { t.render_gap_moments.std_dev() } else { None },
             stalls: rendered.then_some(t.stalls),
-            render_delay: if rendered { delay_quantiles(&t.render_delays) } else { None },
+            // The gaps' quantiles, of which p50 and p90: one function for the three sketches in the wasm (the
+            // other two computed for nothing, once a stream).
+            render_delay: if rendered { gap_quantiles(&t.render_delays).map(|d| DelayQuantiles { p50: d.p50, p90: d.p90 }) } else { None },
             duration_ms: render(since_start(t.last_paint)),
             cadence: Points::default(),
             hidden: self.hidden,
@@ -212,8 +214,4 @@ impl Stream {
 
 fn gap_quantiles(sketch: &Sketch) -> Option<GapQuantiles> {
     Some(GapQuantiles { p50: sketch.quantile(0.5)?, p90: sketch.quantile(0.9)?, p99: sketch.quantile(0.99)?, max: sketch.max()? })
-}
-
-fn delay_quantiles(sketch: &Sketch) -> Option<DelayQuantiles> {
-    Some(DelayQuantiles { p50: sketch.quantile(0.5)?, p90: sketch.quantile(0.9)? })
 }

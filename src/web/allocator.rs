@@ -6,9 +6,12 @@
 //! exchange for at most 2x slack per block it is a fraction of a general allocator's code (it replaced
 //! dlmalloc, whose malloc, free and realloc were 9% of the module).
 //!
-//! Allocation and free are O(1). New blocks come from the end of memory, grown by whole 64 KiB pages;
-//! wasm cannot give memory back, so none is ever returned. A block is aligned to [`ALIGN`]; a larger
-//! alignment, or a size over 2 GiB, gets null (the caller's allocation error, a trap in this build).
+//! Allocation and free are O(1); growing a block is `GlobalAlloc`'s own realloc (a new block, a copy, a
+//! free): a buffer that doubles always lands in the next class, so keeping a block that already holds
+//! the new size was code for a case that hardly comes. New blocks come from the end of memory, grown by
+//! whole 64 KiB pages; wasm cannot give memory back, so none is ever returned. A block is aligned to
+//! [`ALIGN`]; a larger alignment, or a size over 2 GiB, gets null (the caller's allocation error, a trap
+//! in this build).
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32;
@@ -79,17 +82,5 @@ unsafe impl GlobalAlloc for SizeClasses {
         let class = class_of(layout.size()).unwrap_or(0);
         *(ptr as *mut usize) = heap.free[class];
         heap.free[class] = ptr as usize;
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if class_of(layout.size()) == class_of(new_size) {
-            return ptr; // the block already holds the new size
-        }
-        let new = self.alloc(Layout::from_size_align_unchecked(new_size, layout.align()));
-        if !new.is_null() {
-            core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-            self.dealloc(ptr, layout);
-        }
-        new
     }
 }
