@@ -93,7 +93,7 @@ impl SseParser {
                 rest = tail;
             }
         }
-        while let Some(end) = scan::find(rest, 0, |w| scan::equal_either(w, b'\n', b'\r')) {
+        while let Some(end) = scan::line_end(rest) {
             let (part, tail) = rest.split_at(end);
             // A line begun in an earlier chunk is completed in the line buffer.
             let buffered = !self.line.is_empty();
