@@ -59,12 +59,14 @@ pub fn find(bytes: &[u8], from: usize, mask: impl Fn(u64) -> u64) -> Option<usiz
 pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
     let mut at = 0;
-    // Sixteen bytes a step while they last (the loop's own instructions are half the cost), then eight.
-    while let (Some(x), Some(y)) = (a.get(at..at + 16), b.get(at..at + 16)) {
-        if word(&x[..8]) != word(&y[..8]) || word(&x[8..]) != word(&y[8..]) {
+    // Thirty-two bytes a step while they last, one branch for the four words (the loop's own instructions
+    // were half the cost at eight), then eight.
+    let differ = |x: &[u8], y: &[u8], i: usize| word(&x[i..i + 8]) ^ word(&y[i..i + 8]);
+    while let (Some(x), Some(y)) = (a.get(at..at + 32), b.get(at..at + 32)) {
+        if differ(x, y, 0) | differ(x, y, 8) | differ(x, y, 16) | differ(x, y, 24) != 0 {
             break;
         }
-        at += 16;
+        at += 32;
     }
     while let (Some(x), Some(y)) = (a.get(at..at + 8), b.get(at..at + 8)) {
         let differ = word(x) ^ word(y);
