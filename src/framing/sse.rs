@@ -126,7 +126,10 @@ impl SseParser {
                 [] => &[],
             };
         }
-        self.line.extend(rest);
+        // Most chunks end with a line end (one event a chunk): nothing to keep, no call.
+        if !rest.is_empty() {
+            self.line.extend(rest);
+        }
     }
 
     /// Ends the stream: a last line without a line end is taken, and an event still open (no closing
