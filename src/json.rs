@@ -318,7 +318,8 @@ impl<'a> Members<'a> {
         };
         let at = |offset: u32| offset.wrapping_sub(c.base) as usize;
         let (value_tape, rest) = c.tape[1..].split_at_checked(value.span as usize)?;
-        let escaped = c.raw.get(at(key.start) + 1..at(key.end).checked_sub(1)?)?;
+        // A key spans its quotes; an end of 0 wraps past any length, and `get` says `None` as `checked_sub` did.
+        let escaped = c.raw.get(at(key.start) + 1..at(key.end).wrapping_sub(1))?;
         let raw = c.raw.get(at(value.start)..at(value.end))?;
         c.tape = rest;
         Some((Str { escaped }, Value { raw, tape: value_tape }))

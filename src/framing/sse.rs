@@ -93,7 +93,7 @@ impl SseParser {
                 rest = tail;
             }
         }
-        while let Some(end) = scan::find(rest, 0, |w| scan::equal_either(w, b'\n', b'\r')) {
+        while let Some(end) = scan::line_end(rest) {
             let (part, tail) = rest.split_at(end);
             // A line begun in an earlier chunk is completed in the line buffer.
             let buffered = !self.line.is_empty();
@@ -126,7 +126,10 @@ impl SseParser {
                 [] => &[],
             };
         }
-        self.line.extend(rest);
+        // Most chunks end with a line end (one event a chunk): nothing to keep, no call.
+        if !rest.is_empty() {
+            self.line.extend(rest);
+        }
     }
 
     /// Ends the stream: a last line without a line end is taken, and an event still open (no closing

@@ -177,6 +177,11 @@ impl TokenEstimate {
     }
 
     fn step(&mut self, c: char, p: &Params) {
+        if self.class == WORD && c.is_ascii_lowercase() {
+            // A word going on, most chars of most text: every check below passes it to `letter` unspaced.
+            self.letter(c, 0, p);
+            return;
+        }
         let cjk = cjk_cost(c, p);
         let letter = c.is_ascii_alphabetic() || (cjk == 0 && is_other_letter(c));
         if self.class == PUNCT && self.flags & APOS != 0 && !letter {
