@@ -10,7 +10,7 @@ import { serveStatic } from '../../scripts/serve.mjs';
 import { launchChromiumEngine } from './browsers/chromium.mjs';
 import { forEachEngine, onlyIn } from './browsers/index.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
-import { CONTEXT_NUMBERS, LENGTHS, MAX_AGE_MS, MAX_AHEAD_MS, withinBounds } from '../../js/lib/beacons/record-bounds.js';
+import { MAX_AGE_MS, MAX_AHEAD_MS, OTHER_FIELDS, withinBounds } from '../../js/lib/beacons/record-bounds.js';
 import { FIELDS } from '../../js/lib/report-fields.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,10 +57,11 @@ test("the bounds the meter keeps records within are the schema's, every one of t
   walk(schema.$defs.record.properties, '');
   // startedAt's range in the schema is 1970 to 2100; the meter keeps the collector's window instead.
   ranges.delete('startedAt');
-  // A number's bounds follow its name; the points' follow their kind (checked with the cadence's below).
-  const numbers = [...FIELDS, ...CONTEXT_NUMBERS].filter(([, kind]) => typeof kind === 'number');
+  // A number's bounds follow its name, a text's length its kind; the points' follow theirs (checked with
+  // the cadence's below).
+  const numbers = [...FIELDS, ...OTHER_FIELDS].filter(([, kind]) => typeof kind === 'number');
   assert.deepEqual(numbers.map(([name, min, max]) => [name, [min, max]]).sort(), [...ranges].sort());
-  assert.deepEqual([...LENGTHS].sort(), [...lengths].sort());
+  assert.deepEqual(OTHER_FIELDS.filter(([, kind]) => kind === 'text').map(([name, , length]) => [name, length]).sort(), [...lengths].sort());
   assert.match(schema.$defs.record.properties.startedAt.description, /within the 30 days before its clock and at most 1 hour after it/);
   assert.ok(MAX_AGE_MS < 30 * 24 * 3_600_000 && MAX_AHEAD_MS <= 3_600_000);
   // The cadence's bounds: withinBounds checks each number's (tested below); the core makes the rest so.
@@ -84,7 +85,7 @@ test('withinBounds: each bound, null, the clock window', () => {
     ['stalls', { count: -1, count1000: 0, longestMs: 0, totalMs: 0 }], ['tokensPerSecond', 2e6], ['httpStatus', 1000], ['cores', 0], ['def', 0],
     ['model', 'm'.repeat(257)], ['id', '😀'.repeat(129)], ['connection', 'c'.repeat(33)], ['url', `https://a.example/${'p'.repeat(2048)}`],
     ['startedAt', now - MAX_AGE_MS - 1], ['startedAt', now + MAX_AHEAD_MS + 1], ['ttfbMs', '1'],
-    ['cadence', [[5, 1], [3_600_001, 2]]], ['cadence', [[5, 3_600_001]]], ['cadence', [[-1, 0]]],
+    ['cadence', [[5, 1], [3_600_001, 2]]], ['cadence', [[5, 3_600_001]]], ['cadence', [[-1, 0]]], ['cadence', [[5, null]]],
   ];
   for (const [field, value] of outside) assert.equal(withinBounds({ ...record, [field]: value }, now, FIELDS), false, `${field}: ${JSON.stringify(value).slice(0, 40)}`);
   // At the bounds, in code points (a four-byte character is two UTF-16 units, one character).
