@@ -10,7 +10,8 @@ import { serveStatic } from '../../scripts/serve.mjs';
 import { launchChromiumEngine } from './browsers/chromium.mjs';
 import { forEachEngine, onlyIn } from './browsers/index.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
-import { LENGTHS, MAX_AGE_MS, MAX_AHEAD_MS, RANGES, withinBounds } from '../../js/lib/beacons/record-bounds.js';
+import { MAX_AGE_MS, MAX_AHEAD_MS, OTHER_FIELDS, withinBounds } from '../../js/lib/beacons/record-bounds.js';
+import { FIELDS } from '../../js/lib/report-fields.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const schema = JSON.parse(readFileSync(new URL('../../schema/beacon.v1.json', import.meta.url), 'utf8'));
@@ -56,13 +57,17 @@ test("the bounds the meter keeps records within are the schema's, every one of t
   walk(schema.$defs.record.properties, '');
   // startedAt's range in the schema is 1970 to 2100; the meter keeps the collector's window instead.
   ranges.delete('startedAt');
-  assert.deepEqual([...RANGES].sort(), [...ranges].sort());
-  assert.deepEqual([...LENGTHS].sort(), [...lengths].sort());
+  // A number's bounds follow its name, a text's length its kind; the points' follow theirs (checked with
+  // the cadence's below).
+  const numbers = [...FIELDS, ...OTHER_FIELDS].filter(([, kind]) => typeof kind === 'number');
+  assert.deepEqual(numbers.map(([name, min, max]) => [name, [min, max]]).sort(), [...ranges].sort());
+  assert.deepEqual(OTHER_FIELDS.filter(([, kind]) => kind === 'text').map(([name, , length]) => [name, length]).sort(), [...lengths].sort());
   assert.match(schema.$defs.record.properties.startedAt.description, /within the 30 days before its clock and at most 1 hour after it/);
   assert.ok(MAX_AGE_MS < 30 * 24 * 3_600_000 && MAX_AHEAD_MS <= 3_600_000);
-  // The cadence's bounds: withinBounds checks the sizes (tested below); the core makes the rest so.
+  // The cadence's bounds: withinBounds checks each number's (tested below); the core makes the rest so.
   const cadence = schema.$defs.record.properties.cadence;
   assert.deepEqual([cadence.maxItems, cadence.items.maxItems, cadence.items.items.type, cadence.items.items.maximum], [32, 2, 'integer', 3_600_000]);
+  assert.deepEqual(FIELDS.at(-1), ['cadence', 'points', cadence.items.items.minimum, cadence.items.items.maximum]);
 });
 
 test('withinBounds: each bound, null, the clock window', () => {
@@ -74,19 +79,19 @@ test('withinBounds: each bound, null, the clock window', () => {
     stalls: { count: 0, count1000: 0, longestMs: 0, totalMs: 0 }, renderDelay: null, durationMs: 10, finishReason: 'stop', anomalies: { malformedEvents: 0, oversizeDropped: 0 },
     def: 1, connection: '4g', rttMs: 50, deviceMemoryGb: 8, cores: 8,
   };
-  assert.ok(withinBounds(record, now));
+  assert.ok(withinBounds(record, now, FIELDS));
   const outside = [
     ['ttftArrivalMs', 3_600_000.5], ['durationMs', -1], ['tpotMs', 1.7e308], ['arrivalGaps', { p50: 1, p90: 2, p99: 3, max: 4e6 }], ['outputTokens', 10_000_001],
     ['stalls', { count: -1, count1000: 0, longestMs: 0, totalMs: 0 }], ['tokensPerSecond', 2e6], ['httpStatus', 1000], ['cores', 0], ['def', 0],
     ['model', 'm'.repeat(257)], ['id', '😀'.repeat(129)], ['connection', 'c'.repeat(33)], ['url', `https://a.example/${'p'.repeat(2048)}`],
     ['startedAt', now - MAX_AGE_MS - 1], ['startedAt', now + MAX_AHEAD_MS + 1], ['ttfbMs', '1'],
-    ['cadence', [[5, 1], [3_600_001, 2]]], ['cadence', [[5, 3_600_001]]],
+    ['cadence', [[5, 1], [3_600_001, 2]]], ['cadence', [[5, 3_600_001]]], ['cadence', [[-1, 0]]], ['cadence', [[5, null]]],
   ];
-  for (const [field, value] of outside) assert.equal(withinBounds({ ...record, [field]: value }, now), false, `${field}: ${JSON.stringify(value).slice(0, 40)}`);
+  for (const [field, value] of outside) assert.equal(withinBounds({ ...record, [field]: value }, now, FIELDS), false, `${field}: ${JSON.stringify(value).slice(0, 40)}`);
   // At the bounds, in code points (a four-byte character is two UTF-16 units, one character).
   const inside = [['id', '😀'.repeat(128)], ['model', 'é'.repeat(256)], ['startedAt', now - MAX_AGE_MS], ['startedAt', now + MAX_AHEAD_MS], ['cores', 4096], ['deviceMemoryGb', 0.25],
     ['cadence', []], ['cadence', null], ['cadence', Array.from({ length: 32 }, (_, i) => [3_600_000 - 31 + i, i])]];
-  for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now), field);
+  for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now, FIELDS), field);
 });
 
 forEachEngine((engine, browser) => {

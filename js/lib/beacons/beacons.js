@@ -21,11 +21,11 @@ const BACKOFF_MAX_MS = 60_000;
 
 /**
  * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
- * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), randomId (../random-id.js,
- * from index.js's bundle) }. `health` contains errors of `beforeSend`.
+ * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), and from index.js's
+ * bundle randomId (../random-id.js) and fields (../report-fields.js) }. `health` contains errors of `beforeSend`.
  */
 export function createBeacons(options, health) {
-  const { endpoint, beforeSend, fetchImpl, toOtlp, randomId } = options;
+  const { endpoint, beforeSend, fetchImpl, toOtlp, randomId, fields } = options;
   const limits = { ...DEFAULTS, ...options.batch };
   const otlp = options.format === 'otlp';
   const sampleRate = options.sampleRate ?? 1;
@@ -95,7 +95,7 @@ export function createBeacons(options, health) {
   /** Whether the collector would take `record` (else it would refuse its whole batch); counts a refusal. */
   function inBounds(record) {
     // OTLP endpoints have no such contract.
-    if (otlp || withinBounds(record, Date.now())) return true;
+    if (otlp || withinBounds(record, Date.now(), fields)) return true;
     dropped.outOfBounds++;
     return false;
   }

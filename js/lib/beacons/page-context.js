@@ -1,20 +1,24 @@
 // Context read once per page and put on every record: network type and RTT, device memory, cores,
 // and a coarse browser family. Coarse on purpose: enough to split results, too little to identify.
 
-import { fits } from './record-bounds.js';
+import { OTHER_FIELDS, fits } from './record-bounds.js';
 
 export function pageContext() {
   const nav = globalThis.navigator ?? {};
   const connection = nav.connection ?? {};
-  // A value outside the beacon contract (an odd browser) is left out: it would cost every record.
-  const bounded = (field, value) => (fits(field, value) ? (value ?? null) : null);
-  return {
-    connection: bounded('connection', connection.effectiveType),
-    rttMs: bounded('rttMs', connection.rtt),
-    deviceMemoryGb: bounded('deviceMemoryGb', nav.deviceMemory),
-    cores: Number.isInteger(nav.hardwareConcurrency) ? bounded('cores', nav.hardwareConcurrency) : null,
-    browser: browserFamily(nav.userAgent ?? ''),
+  const context = {
+    connection: connection.effectiveType,
+    rttMs: connection.rtt,
+    deviceMemoryGb: nav.deviceMemory,
+    cores: Number.isInteger(nav.hardwareConcurrency) ? nav.hardwareConcurrency : null,
   };
+  // A value outside the beacon contract (an odd browser) is left out: it would cost every record.
+  for (const field of OTHER_FIELDS) {
+    const [name] = field;
+    if (name in context) context[name] = fits(field, context[name]) ? (context[name] ?? null) : null;
+  }
+  context.browser = browserFamily(nav.userAgent ?? '');
+  return context;
 }
 
 function browserFamily(userAgent) {
