@@ -548,15 +548,11 @@ fn validate(bytes: &[u8], from: State, tape: &mut [Entry]) -> Option<(usize, usi
                 depth += 1;
                 tape.open(i);
                 i = skip_ws(bytes, i + 1);
-                let close = if open == b'{' { b'}' } else { b']' };
-                if bytes.get(i) != Some(&close) {
+                // Empty: the loop below closes it (and rejects `{]` and `[}`), as after a last value.
+                if !matches!(bytes.get(i), Some(b'}' | b']')) {
                     at_key = open == b'{';
                     continue;
                 }
-                depth -= 1;
-                containers >>= 1;
-                i += 1;
-                tape.close(i);
             }
             first => {
                 i = match first {
