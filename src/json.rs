@@ -277,9 +277,7 @@ impl<'a> Contents<'a> {
     #[inline(never)]
     fn next_unrecorded(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
-        if start >= self.raw.len() {
-            return None; // a recorded container's end, or nothing to iterate
-        }
+        // Past the end (a recorded container's, or nothing to iterate) `validate` finds no value.
         let (end, _) = validate(self.raw, State::at(start), &mut [])?;
         let after = skip_ws(self.raw, end);
         self.pos = match self.raw.get(after) {
