@@ -199,10 +199,8 @@ impl<'a> Value<'a> {
 
     /// The string this value holds, if it is a string.
     pub fn as_str(self) -> Option<Str<'a>> {
-        if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
-            return None;
-        }
-        Some(Str { escaped: self.raw.get(1..self.raw.len() - 1)? })
+        let [b'"', escaped @ .., _] = self.raw else { return None };
+        Some(Str { escaped })
     }
 
     /// A non-negative integer (`12`, also `12.0`); `None` for other values or above `u64::MAX`.
