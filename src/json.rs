@@ -461,7 +461,7 @@ fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
 }
 
 /// Past the whitespace at `pos`. Inlined, the usual case (none: compact JSON) is one comparison; the
-/// loop is one copy for the ten sites.
+/// loop is one copy for the seven sites.
 #[inline(always)]
 fn skip_ws(bytes: &[u8], pos: usize) -> usize {
     if bytes.get(pos).is_some_and(|&b| b > b' ') {
@@ -483,9 +483,10 @@ fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
 fn check(bytes: &[u8], resume: Option<State>, tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
     // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
     let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
-    let start = skip_ws(bytes, 0);
+    // Once a document: the whitespace loop without `skip_ws`'s inline test.
+    let start = skip_ws_loop(bytes, 0);
     let (end, len) = validate(bytes, resume.unwrap_or(State::at(start)), tape.get_mut(..room).unwrap_or_default())?;
-    (skip_ws(bytes, end) == bytes.len()).then_some((start, end, len))
+    (skip_ws_loop(bytes, end) == bytes.len()).then_some((start, end, len))
 }
 
 /// Where [`validate`] is: the next value or key at `i` (a key when `at_key`), inside `depth` containers
