@@ -186,7 +186,7 @@ impl<'a> Value<'a> {
         if self.raw.first() == Some(&open) {
             match self.tape.split_first() {
                 Some((_, tape)) => contents.tape = tape,
-                None => contents.pos = skip_ws(self.raw, 1),
+                None => contents.pos = skip_ws_loop(self.raw, 1),
             }
         }
         contents
@@ -277,9 +277,9 @@ impl<'a> Contents<'a> {
         let start = self.pos;
         // Past the end (a recorded container's, or nothing to iterate) `validate` finds no value.
         let (end, _) = validate(self.raw, State::at(start), &mut [])?;
-        let after = skip_ws(self.raw, end);
+        let after = skip_ws_loop(self.raw, end);
         self.pos = match self.raw.get(after) {
-            Some(b',' | b':') => skip_ws(self.raw, after + 1),
+            Some(b',' | b':') => skip_ws_loop(self.raw, after + 1),
             _ => self.raw.len(),
         };
         Some(Value { raw: self.raw.get(start..end)?, tape: &[] })
@@ -460,8 +460,9 @@ fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
     bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
 }
 
-/// Past the whitespace at `pos`. Inlined, the usual case (none: compact JSON) is one comparison; the
-/// loop is one copy for the seven sites.
+/// Past the whitespace at `pos`. Inlined in the validator, the usual case (none: compact JSON) is one
+/// comparison; the loop is one copy for its four sites. Where speed matters less (once a document, an
+/// unrecorded container's lookups) the loop is called directly.
 #[inline(always)]
 fn skip_ws(bytes: &[u8], pos: usize) -> usize {
     if bytes.get(pos).is_some_and(|&b| b > b' ') {
