@@ -370,14 +370,12 @@ impl<'a> Str<'a> {
     }
 
     /// Whether the decoded string equals `text`. O(len).
+    ///
+    /// Character by character, `text` decoded by the same decoder, without a first scan for escapes: the
+    /// callers compare escaped bytes first ([`Str::is_key`], the stored model name), so this is the cold path.
     pub fn eq_str(self, text: &str) -> bool {
-        if !has_backslash(self.escaped) {
-            return self.escaped == text.as_bytes();
-        }
-        // Compared as UTF-8 (the same as comparing characters: each has one encoding): smaller in the wasm
-        // than decoding `text` too.
-        let (mut rest, mut buf) = (text.as_bytes(), [0; 4]);
-        self.chars().all(|c| rest.strip_prefix(utf8::encode(c, &mut buf).as_bytes()).map(|tail| rest = tail).is_some()) && rest.is_empty()
+        let (text, mut at) = (text.as_bytes(), 0);
+        self.chars().all(|c| at < text.len() && utf8::decode_at(text, &mut at) == c) && at == text.len()
     }
 
     /// Whether the decoded string is `key`, which is ASCII without `\` (as member names in decoders are):

@@ -45,9 +45,7 @@ fn sequence_len(lead: u8) -> usize {
     }
 }
 
-/// `c` as UTF-8, in `buf`. Not inlined: the core encodes characters in two cold places (comparing an
-/// escaped string, keeping a model name), so one copy of the encoder serves both in the wasm.
-#[inline(never)]
+/// `c` as UTF-8, in `buf`.
 pub fn encode(c: char, buf: &mut [u8; 4]) -> &str {
     c.encode_utf8(buf)
 }
