@@ -325,9 +325,8 @@ impl<'a> Members<'a> {
     #[cold]
     #[inline(never)]
     fn next_unrecorded(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        let key = self.inner.next_unrecorded()?.raw;
-        let value = self.inner.next_unrecorded()?;
-        Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
+        let key = self.inner.next_unrecorded()?.as_str()?;
+        Some((key, self.inner.next_unrecorded()?))
     }
 }
 
