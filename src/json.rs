@@ -41,11 +41,14 @@ const PREFIX: usize = 512;
 /// delta, are the same in every chunk), so a document that starts as the last one did is checked from
 /// the last value or key that starts in the bytes they share, with the checker's state there read from
 /// the tape, instead of from its first byte. Same answers, same entries.
+///
+/// The kept bytes are not cut at the last document's length: bytes past it that a document matches (left
+/// there by a longer one before) lie past all the entries, so the walk through them ends where it would
+/// at that length, and the bytes matched are the document's own, kept for the next.
 #[derive(Clone, Debug)]
 pub struct Tape {
     entries: [Entry; TAPE],
     prefix: [u8; PREFIX],
-    prefix_len: usize,
     /// How many entries the last document left on the tape; 0 when it was malformed or not recorded.
     recorded: usize,
     /// The root's value that [`Tape::resume`] last went into (0: none). The last document was checked from
@@ -55,7 +58,7 @@ pub struct Tape {
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], prefix_len: 0, recorded: 0, inward: 0 }
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], recorded: 0, inward: 0 }
     }
 }
 
@@ -111,7 +114,6 @@ impl Tape {
         if let (Some(to), Some(from)) = (self.prefix.get_mut(shared..keep), bytes.get(shared..keep)) {
             to.copy_from_slice(from);
         }
-        self.prefix_len = keep;
         self.recorded = recorded;
     }
 }
@@ -138,7 +140,7 @@ impl<'a> Value<'a> {
     /// memory (the tape's); the bytes it shares with the document parsed before on `tape` cost a
     /// comparison, not a check (see [`Tape`]).
     pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
-        let shared = scan::common_prefix(tape.prefix.get(..tape.prefix_len).unwrap_or_default(), bytes);
+        let shared = scan::common_prefix(&tape.prefix, bytes);
         let resume = tape.resume(bytes, shared);
         let parsed = check(bytes, resume, &mut tape.entries);
         tape.remember(bytes, shared, parsed.map_or(0, |(_, _, len)| len));
@@ -867,6 +869,10 @@ mod tests {
             "[1,[2,4]]",
         ];
         check_resumes(&inward.map(|d| d.as_bytes().to_vec()));
+        // The next document matches bytes kept past a shorter one's end, left by a longer one before.
+        let stale = [r#"{"a":[1],"b":[2,3],"c":4}"#, r#"{"a":[1]}"#, r#"{"a":[1]},"b":[2,3],"c":4}"#];
+        check_resumes(&stale.map(|d| d.as_bytes().to_vec()));
+        check_resumes(&[[&b"[1]"[..], &[b' '; 40]].concat(), b"[1]".to_vec(), [&b"[1]"[..], &[b' '; 30]].concat()]);
         let nested = ["{}", "{ }", "[]", "[1]", "[1,2]", "[1,2,[3]]", "[1,2,[3,4]]", "[1,2,[3,4]] ", "[1,2,[3,4]] x", "[1,2,[3,4]]"];
         check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
     }
