@@ -15,7 +15,8 @@ pub fn decode_at(bytes: &[u8], pos: &mut usize) -> char {
     }
     // The continuation bytes the lead claims (an invalid lead claims none), then the value's range: not
     // overlong (three bytes from 2^11, four from 2^16; two-byte leads start at C2, past the overlong C0
-    // and C1), not a surrogate nor past U+10FFFF (`char::from_u32`). Smaller than a range a lead.
+    // and C1), not a surrogate nor past U+10FFFF (`char::from_u32`). Smaller in the wasm than the second
+    // byte's range for each lead.
     let len = sequence_len(lead);
     let mut code = u32::from(lead) & (0x7F >> len);
     for k in 1..len {
