@@ -41,11 +41,14 @@ const PREFIX: usize = 512;
 /// delta, are the same in every chunk), so a document that starts as the last one did is checked from
 /// the last value or key that starts in the bytes they share, with the checker's state there read from
 /// the tape, instead of from its first byte. Same answers, same entries.
+///
+/// The kept bytes are not cut at the last document's length: bytes past it that a document matches (left
+/// there by a longer one before) lie past all the entries, so the walk through them ends where it would
+/// at that length, and the bytes matched are the document's own, kept for the next.
 #[derive(Clone, Debug)]
 pub struct Tape {
     entries: [Entry; TAPE],
     prefix: [u8; PREFIX],
-    prefix_len: usize,
     /// How many entries the last document left on the tape; 0 when it was malformed or not recorded.
     recorded: usize,
     /// The root's value that [`Tape::resume`] last went into (0: none). The last document was checked from
@@ -55,7 +58,7 @@ pub struct Tape {
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], prefix_len: 0, recorded: 0, inward: 0 }
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], recorded: 0, inward: 0 }
     }
 }
 
@@ -111,7 +114,6 @@ impl Tape {
         if let (Some(to), Some(from)) = (self.prefix.get_mut(shared..keep), bytes.get(shared..keep)) {
             to.copy_from_slice(from);
         }
-        self.prefix_len = keep;
         self.recorded = recorded;
     }
 }
@@ -138,7 +140,7 @@ impl<'a> Value<'a> {
     /// memory (the tape's); the bytes it shares with the document parsed before on `tape` cost a
     /// comparison, not a check (see [`Tape`]).
     pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
-        let shared = scan::common_prefix(tape.prefix.get(..tape.prefix_len).unwrap_or_default(), bytes);
+        let shared = scan::common_prefix(&tape.prefix, bytes);
         let resume = tape.resume(bytes, shared);
         let parsed = check(bytes, resume, &mut tape.entries);
         tape.remember(bytes, shared, parsed.map_or(0, |(_, _, len)| len));
@@ -186,7 +188,7 @@ impl<'a> Value<'a> {
         if self.raw.first() == Some(&open) {
             match self.tape.split_first() {
                 Some((_, tape)) => contents.tape = tape,
-                None => contents.pos = skip_ws(self.raw, 1),
+                None => contents.pos = skip_ws_loop(self.raw, 1),
             }
         }
         contents
@@ -199,10 +201,8 @@ impl<'a> Value<'a> {
 
     /// The string this value holds, if it is a string.
     pub fn as_str(self) -> Option<Str<'a>> {
-        if self.raw.first() != Some(&b'"') || self.raw.len() < 2 {
-            return None;
-        }
-        Some(Str { escaped: self.raw.get(1..self.raw.len() - 1)? })
+        let [b'"', escaped @ .., _] = self.raw else { return None };
+        Some(Str { escaped })
     }
 
     /// A non-negative integer (`12`, also `12.0`); `None` for other values or above `u64::MAX`.
@@ -277,13 +277,11 @@ impl<'a> Contents<'a> {
     #[inline(never)]
     fn next_unrecorded(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
-        if start >= self.raw.len() {
-            return None; // a recorded container's end, or nothing to iterate
-        }
+        // Past the end (a recorded container's, or nothing to iterate) `validate` finds no value.
         let (end, _) = validate(self.raw, State::at(start), &mut [])?;
-        let after = skip_ws(self.raw, end);
+        let after = skip_ws_loop(self.raw, end);
         self.pos = match self.raw.get(after) {
-            Some(b',' | b':') => skip_ws(self.raw, after + 1),
+            Some(b',' | b':') => skip_ws_loop(self.raw, after + 1),
             _ => self.raw.len(),
         };
         Some(Value { raw: self.raw.get(start..end)?, tape: &[] })
@@ -329,9 +327,8 @@ impl<'a> Members<'a> {
     #[cold]
     #[inline(never)]
     fn next_unrecorded(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        let key = self.inner.next_unrecorded()?.raw;
-        let value = self.inner.next_unrecorded()?;
-        Some((Str { escaped: key.get(1..key.len().saturating_sub(1))? }, value))
+        let key = self.inner.next_unrecorded()?.as_str()?;
+        Some((key, self.inner.next_unrecorded()?))
     }
 }
 
@@ -374,14 +371,12 @@ impl<'a> Str<'a> {
     }
 
     /// Whether the decoded string equals `text`. O(len).
+    ///
+    /// Character by character, `text` decoded by the same decoder, without a first scan for escapes: the
+    /// callers compare escaped bytes first ([`Str::is_key`], the stored model name), so this is the cold path.
     pub fn eq_str(self, text: &str) -> bool {
-        if !has_backslash(self.escaped) {
-            return self.escaped == text.as_bytes();
-        }
-        // Compared as UTF-8 (the same as comparing characters: each has one encoding): smaller in the wasm
-        // than decoding `text` too.
-        let (mut rest, mut buf) = (text.as_bytes(), [0; 4]);
-        self.chars().all(|c| rest.strip_prefix(utf8::encode(c, &mut buf).as_bytes()).map(|tail| rest = tail).is_some()) && rest.is_empty()
+        let (text, mut at) = (text.as_bytes(), 0);
+        self.chars().all(|c| at < text.len() && utf8::decode_at(text, &mut at) == c) && at == text.len()
     }
 
     /// Whether the decoded string is `key`, which is ASCII without `\` (as member names in decoders are):
@@ -464,8 +459,9 @@ fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
     bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
 }
 
-/// Past the whitespace at `pos`. Inlined, the usual case (none: compact JSON) is one comparison; the
-/// loop is one copy for the ten sites.
+/// Past the whitespace at `pos`. Inlined in the validator, the usual case (none: compact JSON) is one
+/// comparison; the loop is one copy for its four sites. Where speed matters less (once a document, an
+/// unrecorded container's lookups) the loop is called directly.
 #[inline(always)]
 fn skip_ws(bytes: &[u8], pos: usize) -> usize {
     if bytes.get(pos).is_some_and(|&b| b > b' ') {
@@ -487,9 +483,10 @@ fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
 fn check(bytes: &[u8], resume: Option<State>, tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
     // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
     let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
-    let start = skip_ws(bytes, 0);
+    // Once a document: the whitespace loop without `skip_ws`'s inline test.
+    let start = skip_ws_loop(bytes, 0);
     let (end, len) = validate(bytes, resume.unwrap_or(State::at(start)), tape.get_mut(..room).unwrap_or_default())?;
-    (skip_ws(bytes, end) == bytes.len()).then_some((start, end, len))
+    (skip_ws_loop(bytes, end) == bytes.len()).then_some((start, end, len))
 }
 
 /// Where [`validate`] is: the next value or key at `i` (a key when `at_key`), inside `depth` containers
@@ -548,15 +545,11 @@ fn validate(bytes: &[u8], from: State, tape: &mut [Entry]) -> Option<(usize, usi
                 depth += 1;
                 tape.open(i);
                 i = skip_ws(bytes, i + 1);
-                let close = if open == b'{' { b'}' } else { b']' };
-                if bytes.get(i) != Some(&close) {
+                // Empty: the loop below closes it (and rejects `{]` and `[}`), as after a last value.
+                if !matches!(bytes.get(i), Some(b'}' | b']')) {
                     at_key = open == b'{';
                     continue;
                 }
-                depth -= 1;
-                containers >>= 1;
-                i += 1;
-                tape.close(i);
             }
             first => {
                 i = match first {
@@ -876,6 +869,10 @@ mod tests {
             "[1,[2,4]]",
         ];
         check_resumes(&inward.map(|d| d.as_bytes().to_vec()));
+        // The next document matches bytes kept past a shorter one's end, left by a longer one before.
+        let stale = [r#"{"a":[1],"b":[2,3],"c":4}"#, r#"{"a":[1]}"#, r#"{"a":[1]},"b":[2,3],"c":4}"#];
+        check_resumes(&stale.map(|d| d.as_bytes().to_vec()));
+        check_resumes(&[[&b"[1]"[..], &[b' '; 40]].concat(), b"[1]".to_vec(), [&b"[1]"[..], &[b' '; 30]].concat()]);
         let nested = ["{}", "{ }", "[]", "[1]", "[1,2]", "[1,2,[3]]", "[1,2,[3,4]]", "[1,2,[3,4]] ", "[1,2,[3,4]] x", "[1,2,[3,4]]"];
         check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
     }

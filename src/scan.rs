@@ -55,7 +55,9 @@ pub fn find(bytes: &[u8], from: usize, mask: impl Fn(u64) -> u64) -> Option<usiz
     Some(at + words.remainder().iter().position(|&b| mask(u64::from(b)) & 0x80 != 0)?)
 }
 
-/// How many first bytes `a` and `b` have in common. O(that / 8).
+/// How many first bytes `a` and `b` have in common, counted in whole words: where the shorter one's last
+/// 1–7 bytes are all that is left, they are not compared (the caller, `json::Value::parse`, then resumes
+/// a little earlier, with the same answers; a byte loop for them was 58 B of the package). O(that / 8).
 pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
     let mut at = 0;
@@ -74,9 +76,6 @@ pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
             return at + (differ.trailing_zeros() / 8) as usize;
         }
         at += 8;
-    }
-    while a.get(at).is_some_and(|x| b.get(at) == Some(x)) {
-        at += 1;
     }
     at
 }
@@ -100,7 +99,8 @@ mod tests {
         }
         assert_eq!(find(b"ab", 3, string_stop), None);
         for (a, b) in [(&b"abcdefghijk"[..], &b"abcdefghijk"[..]), (b"abcdefghijk", b"abcdefghiXk"), (b"abcdefgh", b"abcdefghij"), (b"abcXefghij", b"abcdefghij"), (b"", b"a")] {
-            let expected = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            let whole_words = a.len().min(b.len()) / 8 * 8;
+            let expected = a.iter().zip(b).take_while(|(x, y)| x == y).count().min(whole_words);
             assert_eq!((common_prefix(a, b), common_prefix(b, a)), (expected, expected));
         }
     }

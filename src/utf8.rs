@@ -13,31 +13,27 @@ pub fn decode_at(bytes: &[u8], pos: &mut usize) -> char {
         *pos += 1;
         return char::from(lead);
     }
-    // The second byte's range depends on the lead; the others are any continuation byte.
-    let (len, second) = match lead {
-        0xC2..=0xDF => (2, 0x80..=0xBF),
-        0xE0 => (3, 0xA0..=0xBF),
-        0xED => (3, 0x80..=0x9F),
-        0xE1..=0xEF => (3, 0x80..=0xBF),
-        0xF0 => (4, 0x90..=0xBF),
-        0xF4 => (4, 0x80..=0x8F),
-        0xF1..=0xF3 => (4, 0x80..=0xBF),
-        _ => {
-            *pos += 1;
-            return char::REPLACEMENT_CHARACTER;
-        }
-    };
+    // The continuation bytes the lead claims (an invalid lead claims none), then the value's range: not
+    // overlong (three bytes from 2^11, four from 2^16; two-byte leads start at C2, past the overlong C0
+    // and C1), not a surrogate nor past U+10FFFF (`char::from_u32`). Smaller in the wasm than the second
+    // byte's range for each lead.
+    let len = sequence_len(lead);
     let mut code = u32::from(lead) & (0x7F >> len);
     for k in 1..len {
         let b = bytes.get(*pos + k).copied().unwrap_or(0);
-        if !(if k == 1 { second.contains(&b) } else { b & 0xC0 == 0x80 }) {
-            *pos += 1;
-            return char::REPLACEMENT_CHARACTER;
+        if b & 0xC0 != 0x80 {
+            break;
         }
         code = (code << 6) | u32::from(b & 0x3F);
+        if k == len - 1 && code >> (5 * len - 4) != 0 {
+            if let Some(c) = char::from_u32(code) {
+                *pos += len;
+                return c;
+            }
+        }
     }
-    *pos += len;
-    char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+    *pos += 1;
+    char::REPLACEMENT_CHARACTER
 }
 
 /// The length a sequence starting with `lead` claims (1 for invalid leads, which then decode as U+FFFD).
@@ -50,9 +46,7 @@ fn sequence_len(lead: u8) -> usize {
     }
 }
 
-/// `c` as UTF-8, in `buf`. Not inlined: the core encodes characters in two cold places (comparing an
-/// escaped string, keeping a model name), so one copy of the encoder serves both in the wasm.
-#[inline(never)]
+/// `c` as UTF-8, in `buf`.
 pub fn encode(c: char, buf: &mut [u8; 4]) -> &str {
     c.encode_utf8(buf)
 }
