@@ -192,6 +192,14 @@ fn parse_json<'a>(data: &'a [u8], tape: &'a mut Tape, sink: &mut impl Sink) -> O
     doc
 }
 
+/// Sends the count of output tokens in `usage`'s member `key`, when it is one, as usage without a reasoning
+/// count. One copy for the four formats that count only these.
+fn output_tokens(usage: Option<Value>, key: &str, sink: &mut impl Sink) {
+    if let Some(output) = usage.and_then(|u| u.get(key)).and_then(Value::as_u64) {
+        sink.usage(Usage { output: Some(output), reasoning: None });
+    }
+}
+
 /// Sends `value` as output of `kind` when it is a non-empty string.
 fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> bool {
     match value.and_then(Value::as_str) {
