@@ -11,7 +11,8 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     if !token.and_then(|t| t.get("special")).is_some_and(Value::is_true) {
         output_str(token.and_then(|t| t.get("text")), OutputKind::Answer, sink);
     }
-    if let Some(details) = event.get("details").filter(|d| !d.is_null()) {
+    // `null` until the last event: it has neither member.
+    if let Some(details) = event.get("details") {
         output_tokens(Some(details), "generated_tokens", sink);
         finish_str(details.get("finish_reason"), sink);
     }
