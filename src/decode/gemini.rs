@@ -1,6 +1,6 @@
 //! Google Gemini `GenerateContentResponse` events: every event is a whole response with new parts.
 
-use super::{finish_str, model_str, output_str, OutputKind, Sink, Text, Usage, Value};
+use super::{finish_str, model_str, output_str, output_tool_json, OutputKind, Sink, Usage, Value};
 
 pub(super) fn decode(response: Value, sink: &mut impl Sink) {
     if response.get("error").is_some() {
@@ -20,7 +20,7 @@ pub(super) fn decode(response: Value, sink: &mut impl Sink) {
             }
             if let Some(call) = part.get("functionCall") {
                 // Arguments arrive whole, as a JSON object: count that object as one tool output event.
-                sink.output(OutputKind::Tool, Text::Raw(call.get("args").unwrap_or(call).raw()));
+                output_tool_json(call.get("args").unwrap_or(call), sink);
             }
         }
     }

@@ -211,6 +211,12 @@ fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> b
     }
 }
 
+/// Sends a JSON value, tool-call arguments that arrive whole, as one tool output event of its bytes.
+#[inline(never)]
+fn output_tool_json(value: Value, sink: &mut impl Sink) {
+    sink.output(OutputKind::Tool, Text::Raw(value.raw()));
+}
+
 /// Sends the model name when `value` is a non-empty string.
 fn model_str(value: Option<Value>, sink: &mut impl Sink) {
     if let Some(name) = value.and_then(Value::as_str).filter(|s| !s.is_empty()) {
