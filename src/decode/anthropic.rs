@@ -17,7 +17,7 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     } else if kind.eq_plain("message_start") {
         let message = event.get("message");
         model_str(message.and_then(|m| m.get("model")), sink);
-        // Cumulative; it includes thinking tokens but does not split them out.
+        // `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
         output_tokens(message.and_then(|m| m.get("usage")), "output_tokens", sink);
     } else if kind.eq_plain("message_delta") {
         finish_str(event.get("delta").and_then(|d| d.get("stop_reason")), sink);

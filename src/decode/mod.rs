@@ -211,7 +211,8 @@ fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> b
     }
 }
 
-/// Sends a JSON value, tool-call arguments that arrive whole, as one tool output event of its bytes.
+/// Sends a JSON value, tool-call arguments that arrive whole, as one tool output event of its bytes. Out of
+/// line: the `Text` built once for Gemini and Ollama, 27 B brotli less though 30 B more wasm.
 #[inline(never)]
 fn output_tool_json(value: Value, sink: &mut impl Sink) {
     sink.output(OutputKind::Tool, Text::Raw(value.raw()));
