@@ -1,6 +1,6 @@
 //! Vercel AI SDK data stream v1 (AI SDK 4): lines of `TYPE:JSON`.
 
-use super::{finish_str, output_str, parse_json, OutputKind, Sink, Tape, Usage};
+use super::{finish_str, output_str, output_tokens, parse_json, OutputKind, Sink, Tape};
 
 pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
     let Some(colon) = line.iter().position(|&b| b == b':') else { return sink.malformed() };
@@ -18,9 +18,7 @@ pub(super) fn decode(line: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
         }
         b"3" => sink.error_event(),
         b"d" => {
-            if let Some(tokens) = value.get("usage").and_then(|u| u.get("completionTokens")).and_then(|v| v.as_u64()) {
-                sink.usage(Usage { output: Some(tokens), reasoning: None });
-            }
+            output_tokens(value.get("usage"), "completionTokens", sink);
             finish_str(value.get("finishReason"), sink);
             sink.terminal();
         }

@@ -1,6 +1,6 @@
 //! Anthropic Messages events (`message_start`, `content_block_delta`, `message_delta`, ...).
 
-use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
+use super::{finish_str, model_str, output_str, output_tokens, OutputKind, Sink, Value};
 
 pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
@@ -17,20 +17,14 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     } else if kind.eq_plain("message_start") {
         let message = event.get("message");
         model_str(message.and_then(|m| m.get("model")), sink);
-        output_tokens(message.and_then(|m| m.get("usage")), sink);
+        // `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
+        output_tokens(message.and_then(|m| m.get("usage")), "output_tokens", sink);
     } else if kind.eq_plain("message_delta") {
         finish_str(event.get("delta").and_then(|d| d.get("stop_reason")), sink);
-        output_tokens(event.get("usage"), sink);
+        output_tokens(event.get("usage"), "output_tokens", sink);
     } else if kind.eq_plain("message_stop") {
         sink.terminal();
     } else if kind.eq_plain("error") {
         sink.error_event();
-    }
-}
-
-/// Anthropic's `output_tokens` is cumulative; it includes thinking tokens but does not split them out.
-fn output_tokens(usage: Option<Value>, sink: &mut impl Sink) {
-    if let Some(output) = usage.and_then(|u| u.get("output_tokens")).and_then(|v| v.as_u64()) {
-        sink.usage(Usage { output: Some(output), reasoning: None });
     }
 }

@@ -45,14 +45,18 @@ const CONTENT_TYPES: [(&[u8], Guess); 5] = [
 /// short to tell (a prefix of `event:`, say); with [`SNIFF_BYTES`] or more it always answers.
 pub fn from_first_bytes(start: &[u8]) -> Option<Guess> {
     let body = start.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(start);
-    let trimmed = match body.iter().position(|b| !b.is_ascii_whitespace()) {
-        Some(i) => &body[i..],
-        None => return (start.len() >= SNIFF_BYTES).then_some(Guess::Known(Format::Text)),
+    let trimmed = body.trim_ascii_start();
+    // The SSE field names start with different letters: the first byte picks the one to compare.
+    let field: Option<&[u8]> = match trimmed {
+        [] => return (start.len() >= SNIFF_BYTES).then_some(Guess::Known(Format::Text)),
+        [b':', ..] => return Some(Guess::Sse),
+        [b'd', ..] => Some(b"data:"),
+        [b'e', ..] => Some(b"event:"),
+        [b'i', ..] => Some(b"id:"),
+        [b'r', ..] => Some(b"retry:"),
+        _ => None,
     };
-    if trimmed.first() == Some(&b':') {
-        return Some(Guess::Sse);
-    }
-    for field in [&b"data:"[..], b"event:", b"id:", b"retry:"] {
+    if let Some(field) = field {
         if trimmed.starts_with(field) {
             return Some(Guess::Sse);
         }
@@ -156,6 +160,11 @@ mod tests {
         assert_eq!(from_first_bytes(b"0:\"hi\""), Some(Guess::Known(Format::AiSdkData)));
         assert_eq!(from_first_bytes(b"Hello there"), Some(Guess::Known(Format::Text)));
         assert_eq!(from_first_bytes(b"evening!"), Some(Guess::Known(Format::Text)));
+        assert_eq!(from_first_bytes(b"r"), None);
+        assert_eq!(from_first_bytes(b" id: 1\n"), Some(Guess::Sse));
+        assert_eq!(from_first_bytes(b"d:{\"finishReason\""), Some(Guess::Known(Format::AiSdkData)));
+        assert_eq!(from_first_bytes(b" \n"), None);
+        assert_eq!(from_first_bytes(b"\n\n\n\n\n\n\n\n"), Some(Guess::Known(Format::Text)));
     }
 
     #[test]

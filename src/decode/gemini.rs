@@ -1,6 +1,6 @@
 //! Google Gemini `GenerateContentResponse` events: every event is a whole response with new parts.
 
-use super::{finish_str, model_str, OutputKind, Sink, Text, Usage, Value};
+use super::{finish_str, model_str, output_str, output_tool_json, OutputKind, Sink, Usage, Value};
 
 pub(super) fn decode(response: Value, sink: &mut impl Sink) {
     if response.get("error").is_some() {
@@ -12,12 +12,15 @@ pub(super) fn decode(response: Value, sink: &mut impl Sink) {
     // An `if let` and a loop, not `flat_map` over the option: its iterator's state is larger code.
     if let Some(parts) = parts {
         for part in parts.items() {
-            if let Some(text) = part.get("text").and_then(|t| t.as_str()).filter(|t| !t.is_empty()) {
-                let thought = part.get("thought").is_some_and(Value::is_true);
-                sink.output(if thought { OutputKind::Reasoning } else { OutputKind::Answer }, Text::Json(text));
-            } else if let Some(call) = part.get("functionCall") {
+            // The kind before the text, so that the text goes through `output_str` (no send of its own).
+            let thought = part.get("thought").is_some_and(Value::is_true);
+            let kind = if thought { OutputKind::Reasoning } else { OutputKind::Answer };
+            if output_str(part.get("text"), kind, sink) {
+                continue;
+            }
+            if let Some(call) = part.get("functionCall") {
                 // Arguments arrive whole, as a JSON object: count that object as one tool output event.
-                sink.output(OutputKind::Tool, Text::Raw(call.get("args").unwrap_or(call).raw()));
+                output_tool_json(call.get("args").unwrap_or(call), sink);
             }
         }
     }

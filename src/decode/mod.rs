@@ -161,10 +161,13 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, s
         }
         // Its JSON follows a `CODE:` prefix.
         Format::AiSdkData => ai_sdk_data::decode(data, tape, sink),
-        // These streams end with `data: [DONE]`, which is not JSON.
-        Format::OpenAi | Format::OpenAiResponses | Format::AiSdkUi if data == b"[DONE]" => sink.terminal(),
         // The others' events are JSON documents, parsed here: one call site of the parser, not one a format.
         _ => {
+            // These streams end with `data: [DONE]`, which is not JSON. The bytes are tested first: with the
+            // format first, LLVM gave each of these three formats its own copy of the parse call.
+            if data == b"[DONE]" && matches!(format, Format::OpenAi | Format::OpenAiResponses | Format::AiSdkUi) {
+                return sink.terminal();
+            }
             let Some(value) = parse_json(data, tape, sink) else { return };
             match format {
                 Format::OpenAi => openai_chat::decode(value, sink),
@@ -189,6 +192,14 @@ fn parse_json<'a>(data: &'a [u8], tape: &'a mut Tape, sink: &mut impl Sink) -> O
     doc
 }
 
+/// Sends the count of output tokens in `usage`'s member `key`, when it is one, as usage without a reasoning
+/// count. One copy for the four formats that count only these.
+fn output_tokens(usage: Option<Value>, key: &str, sink: &mut impl Sink) {
+    if let Some(output) = usage.and_then(|u| u.get(key)).and_then(Value::as_u64) {
+        sink.usage(Usage { output: Some(output), reasoning: None });
+    }
+}
+
 /// Sends `value` as output of `kind` when it is a non-empty string.
 fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> bool {
     match value.and_then(Value::as_str) {
@@ -198,6 +209,13 @@ fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> b
         }
         _ => false,
     }
+}
+
+/// Sends a JSON value, tool-call arguments that arrive whole, as one tool output event of its bytes. Out of
+/// line: the `Text` built once for Gemini and Ollama, 27 B brotli less though 30 B more wasm.
+#[inline(never)]
+fn output_tool_json(value: Value, sink: &mut impl Sink) {
+    sink.output(OutputKind::Tool, Text::Raw(value.raw()));
 }
 
 /// Sends the model name when `value` is a non-empty string.

@@ -1,6 +1,6 @@
 //! Ollama native `/api/chat` and `/api/generate` lines (NDJSON).
 
-use super::{finish_str, model_str, output_str, OutputKind, Sink, Text, Usage, Value};
+use super::{finish_str, model_str, output_str, output_tokens, output_tool_json, OutputKind, Sink, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
     if chunk.get("error").is_some() {
@@ -16,12 +16,10 @@ pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
     }
     // Tool calls arrive whole, not in fragments: count the JSON as one tool output event.
     if let Some(calls) = message.and_then(|m| m.get("tool_calls")).filter(|c| c.items().next().is_some()) {
-        sink.output(OutputKind::Tool, Text::Raw(calls.raw()));
+        output_tool_json(calls, sink);
     }
     if chunk.get("done").is_some_and(Value::is_true) {
-        if let Some(output) = chunk.get("eval_count").and_then(|v| v.as_u64()) {
-            sink.usage(Usage { output: Some(output), reasoning: None });
-        }
+        output_tokens(Some(chunk), "eval_count", sink);
         finish_str(chunk.get("done_reason"), sink);
         sink.terminal();
     }

@@ -1,6 +1,6 @@
 //! Hugging Face TGI `generate_stream`: one event per generated token.
 
-use super::{finish_str, output_str, OutputKind, Sink, Usage, Value};
+use super::{finish_str, output_str, output_tokens, OutputKind, Sink, Value};
 
 pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     if event.get("error").is_some() {
@@ -11,10 +11,9 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     if !token.and_then(|t| t.get("special")).is_some_and(Value::is_true) {
         output_str(token.and_then(|t| t.get("text")), OutputKind::Answer, sink);
     }
-    if let Some(details) = event.get("details").filter(|d| !d.is_null()) {
-        if let Some(tokens) = details.get("generated_tokens").and_then(|v| v.as_u64()) {
-            sink.usage(Usage { output: Some(tokens), reasoning: None });
-        }
+    // `null` until the last event: it has neither member.
+    if let Some(details) = event.get("details") {
+        output_tokens(Some(details), "generated_tokens", sink);
         finish_str(details.get("finish_reason"), sink);
     }
     if event.get("generated_text").is_some_and(|t| !t.is_null()) {
