@@ -18,7 +18,7 @@ fi
 # Two LLVM options, measured to make the module smaller (a profile cannot carry them): SimplifyCFG does
 # not sink the instructions branches share into their join, GVN's sinking pass runs instead: 213 B
 # brotli off the common use; natively (x86, the same options) the core's instructions per byte stay
-# within 0.3% (docs/core-speed.md, "Wasm size, issue 17").
+# within 0.3% (docs/size.md, "First pass").
 cargo rustc --profile wasm --lib --target wasm32-unknown-unknown --features "$features" -- -C link-arg=--emit-relocs \
   -C llvm-args=-simplifycfg-sink-common=false -C llvm-args=-enable-gvn-sink
 stage="target/npm-stage/$out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints a digest of the core's whole report for every fixture in tests/fixtures/streams, each in five
 # chunkings (1, 1-7, 1-300 B, 1 MB and one event per chunk): 185 lines. Two commits compute the same
-# reports when their outputs are the same; a size or speed step must not change one (docs/core-speed.md).
+# reports when their outputs are the same; a size or speed step must not change one (docs/size.md, docs/core-speed.md).
 #
 #   bash scripts/report-digests.sh > before.txt; (change, then) bash scripts/report-digests.sh | diff before.txt -
 set -euo pipefail

@@ -4,7 +4,7 @@
 // just above what it is, so a gain is kept (the goal is 20 KB): it was 27 KB until the report's cadence
 // took 1,040 B, then 27.5 KB until the wasm's denser ASCII code (scripts/embed-wasm.mjs) and the build's
 // rewrites of the linked module (scripts/rewrite-wasm.mjs) saved 2,995 B, then 24.5 KB until smaller
-// code in the core (docs/core-speed.md, "Wasm size") and in the JavaScript saved 1,478 B more, then
+// code in the core (docs/size.md) and in the JavaScript saved 1,478 B more, then
 // 23 KB until the core's second pass saved 468 B, then 22.5 KB until its third saved 220 B, then 22.25 KB
 // until the JSON reader's pass saved 285 B; a page that only wants onReport pays less.
 import { test } from 'node:test';
