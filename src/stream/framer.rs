@@ -107,15 +107,18 @@ impl Framer {
     }
 }
 
+/// One construction of each framer, whether the guess names the provider or not: built in two places, each
+/// was its own code in the wasm.
 fn state_for(guess: Guess, cap: usize) -> State {
-    match guess {
-        Guess::Sse => State::Sse(SseParser::with_cap(cap), None),
-        Guess::Lines => State::Lines(LineSplitter::with_cap(cap), None),
-        Guess::Known(format) => match format.framing() {
-            Framing::Sse => State::Sse(SseParser::with_cap(cap), Some(format)),
-            Framing::Lines => State::Lines(LineSplitter::with_cap(cap), Some(format)),
-            Framing::Raw => State::Raw,
-        },
+    let (framing, format) = match guess {
+        Guess::Sse => (Framing::Sse, None),
+        Guess::Lines => (Framing::Lines, None),
+        Guess::Known(format) => (format.framing(), Some(format)),
+    };
+    match framing {
+        Framing::Sse => State::Sse(SseParser::with_cap(cap), format),
+        Framing::Lines => State::Lines(LineSplitter::with_cap(cap), format),
+        Framing::Raw => State::Raw,
     }
 }
 
