@@ -28,8 +28,8 @@ pub struct SseParser {
     line: CappedBuf,
     fields: EventFields,
     after_cr: bool,
+    /// The BOM's bytes matched so far; its length once the BOM was matched or ruled out.
     bom_matched: usize,
-    bom_checked: bool,
 }
 
 /// The buffers of the event being built, kept apart from the line buffer so both can be borrowed.
@@ -58,31 +58,30 @@ impl SseParser {
             },
             after_cr: false,
             bom_matched: 0,
-            bom_checked: false,
         }
     }
 
     /// Feeds the next chunk, calling `on_event` for every event it completes. O(chunk length).
     pub fn push(&mut self, chunk: &[u8], on_event: &mut impl FnMut(SseEvent)) {
         let mut chunk = chunk;
-        if !self.bom_checked {
-            while self.bom_matched < BOM.len() {
-                match chunk.split_first() {
-                    None => return,
-                    Some((&b, rest)) if b == BOM[self.bom_matched] => {
-                        self.bom_matched += 1;
-                        chunk = rest;
-                    }
-                    Some(_) => break,
+        while self.bom_matched < BOM.len() {
+            match chunk.split_first() {
+                None => return,
+                Some((&b, rest)) if b == BOM[self.bom_matched] => {
+                    self.bom_matched += 1;
+                    chunk = rest;
                 }
-            }
-            self.bom_checked = true;
-            if self.bom_matched < BOM.len() {
-                // Not a BOM after all: the bytes taken for one are content.
-                self.push_lines(&BOM[..self.bom_matched], on_event);
+                Some(_) => self.rule_out_bom(),
             }
         }
         self.push_lines(chunk, on_event);
+    }
+
+    /// Not a BOM after all: the bytes taken for one are content. None is a line end, so they only begin
+    /// the line (as `push_lines` would take them, without its code a second time).
+    fn rule_out_bom(&mut self) {
+        self.line.extend(&BOM[..self.bom_matched]);
+        self.bom_matched = BOM.len();
     }
 
     fn push_lines(&mut self, chunk: &[u8], on_event: &mut impl FnMut(SseEvent)) {
@@ -135,9 +134,8 @@ impl SseParser {
     /// Ends the stream: a last line without a line end is taken, and an event still open (no closing
     /// blank line) is dispatched. Returns whether such an unterminated event was dispatched.
     pub fn finish(&mut self, on_event: &mut impl FnMut(SseEvent)) -> bool {
-        if !self.bom_checked && self.bom_matched > 0 {
-            self.bom_checked = true;
-            self.push_lines(&BOM[..self.bom_matched], on_event);
+        if self.bom_matched < BOM.len() {
+            self.rule_out_bom();
         }
         if self.line.overflowed() {
             self.fields.drop_event();
