@@ -40,11 +40,16 @@ impl LineSplitter {
         self.line.extend(rest);
     }
 
-    /// Ends the stream; a last line without its LF is emitted. Returns whether there was one.
+    /// Ends the stream; a last line without its LF is emitted, as if the stream had ended with one.
+    /// Returns whether there was one (an oversize one is dropped and counted instead). `stream::Framer`
+    /// ends its splitter the same way.
     pub fn finish(&mut self, on_line: &mut impl FnMut(&[u8])) -> bool {
-        let unterminated = !self.line.is_empty() && !is_blank(self.line.as_slice());
-        self.take_buffered(on_line);
-        unterminated
+        let mut emitted = false;
+        self.push(b"\n", &mut |line| {
+            emitted = true;
+            on_line(line);
+        });
+        emitted
     }
 
     /// How many lines were dropped for being larger than the cap.

@@ -132,18 +132,16 @@ impl SseParser {
     }
 
     /// Ends the stream: a last line without a line end is taken, and an event still open (no closing
-    /// blank line) is dispatched. Returns whether such an unterminated event was dispatched.
+    /// blank line) is dispatched, as if the stream had ended with the two line ends that end them (after
+    /// a line end they are blank lines; after a CR the first completes the CRLF). Returns whether such an
+    /// unterminated event was dispatched. `stream::Framer` ends its parser the same way.
     pub fn finish(&mut self, on_event: &mut impl FnMut(SseEvent)) -> bool {
-        if self.bom_matched < BOM.len() {
-            self.rule_out_bom();
-        }
-        if self.line.overflowed() {
-            self.fields.drop_event();
-        } else if !self.line.is_empty() {
-            self.fields.line(self.line.as_slice(), on_event);
-        }
-        self.line.clear();
-        self.fields.dispatch(on_event)
+        let mut dispatched = false;
+        self.push(b"\n\n", &mut |event| {
+            dispatched = true;
+            on_event(event);
+        });
+        dispatched
     }
 
     /// How many events were dropped for being larger than the cap.

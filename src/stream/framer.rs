@@ -88,9 +88,9 @@ impl Framer {
     /// Ends the stream, taking an unterminated last event or line: with the line ends that would have ended
     /// them, pushed as if the stream had sent them. Two: an SSE event's last line needs one and the event a
     /// blank line (after a CR the first completes the CRLF, and the second still ends the event); after a
-    /// line end they are blank lines, which hand nothing on. So [`SseParser::finish`] and
-    /// [`LineSplitter::finish`] (the fixtures' tests check both against the same expectations), but in
-    /// `push`'s code: their own was a second copy of the framers' line handling in the wasm.
+    /// line end they are blank lines, which hand nothing on. That is what [`SseParser::finish`] and
+    /// [`LineSplitter::finish`] do (the fixtures' tests check both), here through `push`'s closures: a call
+    /// of theirs would take closures of another type, so a second copy of the framers' code in the wasm.
     pub fn finish(&mut self, sink: &mut impl Sink) {
         if let State::Sniffing(held) = &mut self.state {
             let held = core::mem::take(held);
