@@ -15,6 +15,8 @@ const WARM = 2;
 // from the 23rd to the 39th. With 25 its width, about 13 points, left a median ratio of 22% undecided.
 const TIMED = 61;
 const GOAL = 0.25;
+/** Issue 17: the core, through the manual API, at most this per event. */
+const CORE_GOAL_NS = 500;
 const ANCHOR = { app: 5600, reader: 1779, direct: 2784, wrapperPerChunk: 1587 };
 const VARIANTS = ['reader', 'app', 'hooked', 'hooked-reader', 'manual', 'wrap-default', 'wrap-bytes'];
 // A run during which other processes took more than this share of the machine is run again, once they
@@ -127,6 +129,10 @@ export async function run(ctx) {
       value: `${pct(c.ratio)} (${c.range}), ${fmt(median(c.added), 0)} ns/event of main-thread CPU`,
       met: c.met,
       ...(c.verdict === 'not shown' ? { status: '**not shown**' } : {}),
+    }, {
+      name: `Core: at most ${CORE_GOAL_NS} ns per event (the manual API, (c), in Chromium's main-thread CPU)`,
+      value: `${fmt(median(c.ns.manual), 0)} ns (${fmt(min(c.ns.manual), 0)}–${fmt(max(c.ns.manual), 0)})`,
+      met: median(c.ns.manual) <= CORE_GOAL_NS,
     }],
     headline: { app: median(c.ns.app), hooked: median(c.ns.hooked), added: median(c.added), ratio: c.ratio, manual: median(c.ns.manual), bodyWrapped: c.bodyWrapped },
     profiled: !c.met,

@@ -8,7 +8,11 @@ import { cpuWatch, waitForQuiet } from './lib/cpu.mjs';
 
 const BYTES = 50_000_000;
 const WARM = 2;
-const TIMED = 5;
+const TIMED = 15;
+/** Profiled hooked reads: the core's rate is their median (one read's varied by a fifth between runs). */
+const PROFILED = 3;
+/** Issue 17: the core's wasm at least this fast on this section's stream. */
+const CORE_GOAL_MBPS = 750;
 const GOAL = 0.95;
 const NOISY = 0.15;
 const REDOS = 10;
@@ -57,28 +61,41 @@ export async function run(ctx) {
     const ratios = hooked.map((h, i) => h / plain[i]);
     const ratio = median(ratios);
     const met = ratio >= GOAL;
+    // The core's own rate (issue 17's goal) from profiled hooked reads, whether or not the ratio is met.
+    progress(`  throughput: profiling ${PROFILED} hooked reads for the core's rate`);
+    const { names, why } = await ctx.wasmNames();
+    const sources = { '/dist/index.js': ctx.sources.indexJs };
+    const profiled = [];
+    for (let i = 0; i < PROFILED; i++) {
+      await p.gc();
+      const [hookedRead, profile] = await p.profile(() => read(true), 100);
+      const summary = summarizeProfile(profile, sources, names);
+      const wasmMs = summary.categories.find((c) => c.name === 'meter: wasm')?.ms ?? 0;
+      profiled.push({ read: hookedRead, summary, wasmMs, rate: hookedRead.bytes / 1e6 / (wasmMs / 1000) });
+    }
+    const rates = profiled.map((r) => r.rate);
+    const coreRate = median(rates);
+    const coreMet = coreRate >= CORE_GOAL_MBPS;
+    // The read with the median rate stands for the three: its profile is the one shown.
+    const { read: hookedRead, summary: h, wasmMs } = [...profiled].sort((x, y) => x.rate - y.rate)[Math.floor(PROFILED / 2)];
+    const coreText = `The core's wasm in the profiled hooked reads: **${fmt(coreRate, 0)} MB/s** of SSE through framing, JSON decoding ` +
+      `and the timeline (median of ${PROFILED}; ${spread(rates, 0)}), against a goal of ${CORE_GOAL_MBPS} MB/s: ` +
+      `**${coreMet ? 'met' : 'missed'}**.`;
     let profileText = '';
     if (!met) {
-      progress('  throughput: goal missed, profiling one hooked and one unhooked read');
-      const { names, why } = await ctx.wasmNames();
-      await p.gc();
-      const [hookedRead, hookedProfile] = await p.profile(() => read(true), 100);
+      progress('  throughput: goal missed, profiling one unhooked read');
       await p.gc();
       const [plainRead, plainProfile] = await p.profile(() => read(false), 100);
-      const sources = { '/dist/index.js': ctx.sources.indexJs };
-      const h = summarizeProfile(hookedProfile, sources, names);
       const u = summarizeProfile(plainProfile, sources, names);
-      const wasmMs = h.categories.find((c) => c.name === 'meter: wasm')?.ms ?? 0;
       const jsMs = h.categories.find((c) => c.name.startsWith('meter: JS'))?.ms ?? 0;
-      const coreRate = hookedRead.bytes / 1e6 / (wasmMs / 1000);
       const plainMs = median(runs.plain.map((r) => r.bodyMs));
       const hookedMs = median(runs.hooked.map((r) => r.bodyMs));
       const allowedMs = plainMs * (1 / GOAL - 1);
       const neededRate = median(runs.plain.map((r) => r.bytes)) / 1e6 / (allowedMs / 1000);
       profileText = [
         `The page's main thread was busy ${fmt(u.busyMs, 0)} ms during a profiled unhooked read of ${fmt(plainRead.bodyMs, 0)} ms, ` +
-        `and ${fmt(h.busyMs, 0)} ms during a hooked read of ${fmt(hookedRead.bodyMs, 0)} ms. In the hooked read the core's wasm took ` +
-        `${fmt(wasmMs, 0)} ms (${fmt(coreRate, 0)} MB/s of SSE through framing, JSON decoding and the timeline) and the meter's JS ` +
+        `and ${fmt(h.busyMs, 0)} ms during the median profiled hooked read, of ${fmt(hookedRead.bodyMs, 0)} ms. In it the core's wasm took ` +
+        `${fmt(wasmMs, 0)} ms and the meter's JS ` +
         `${fmt(jsMs, 0)} ms. The app's next read starts only after the meter has taken the chunk (its reaction runs before the ` +
         "app's), so this work adds to the read's time instead of overlapping the network's: the timed hooked reads took " +
         `${fmt(hookedMs - plainMs, 0)} ms longer than the unhooked ones (medians). The goal allows the meter ${fmt(allowedMs, 1)} ms ` +
@@ -106,11 +123,16 @@ export async function run(ctx) {
       ]),
       '',
       `**Goal (ratio at least ${GOAL}): ${met ? 'met' : 'missed'}** — ${fmt(ratio, 3)}.`,
+      '',
+      coreText,
       ...(profileText ? ['', '**What limits it.** ' + profileText] : []),
     ].join('\n');
     return {
       body,
-      goals: [{ name: 'Throughput: hooked / unhooked ≥ 0.95', value: fmt(ratio, 3), met }],
+      goals: [
+        { name: 'Throughput: hooked / unhooked ≥ 0.95', value: fmt(ratio, 3), met },
+        { name: `Core throughput: the core's wasm ≥ ${CORE_GOAL_MBPS} MB/s of SSE (profiled hooked reads)`, value: `${fmt(coreRate, 0)} MB/s`, met: coreMet },
+      ],
       headline: { plain: median(plain), hooked: median(hooked), ratio },
     };
   } finally {
