@@ -122,7 +122,7 @@ impl Stream {
         let mut report = self.report(ending);
         let t = &mut self.timeline;
         let cadence = if report.ttft_ms.is_some() { &mut t.paint_cadence } else { &mut t.arrival_cadence };
-        report.cadence = cadence.points(t.start, report.output_tokens, report.output_events);
+        cadence.write_points(t.start, report.output_tokens, report.output_events, &mut report.cadence);
         report
     }
 
