@@ -63,10 +63,10 @@ impl Cadence {
 
     /// Reduces the points to at most [`MAX_POINTS`], taking at most [`MAX_JSON_BYTES`] as JSON (as many
     /// as fit when every point is as long as the last), and
-    /// appends them to `points`, which is empty, as `[ms since start, output shown]`, the output scaled from
-    /// events to `tokens / events` tokens each, both rounded. None when nothing was shown. O([`MAX_POINTS`])
-    /// a pass. Written in place (the report's), not returned: the returned points were made on the stack and
-    /// copied into the report (45 B of wasm).
+    /// writes them into `points` (empty until then) as `[ms since start, output shown]`, the output scaled
+    /// from events to `tokens / events` tokens each, both rounded; it stays empty when nothing was shown.
+    /// O([`MAX_POINTS`]) a pass. Written in place (the report's), not returned: returned points were made on
+    /// the stack and then copied into the report (45 B of wasm).
     pub fn write_points(&mut self, start: f64, tokens: u64, events: u64, points: &mut Points) {
         // Without events there are no points to scale. The cast saturates: below 0 is 0.
         let per_event = tokens as f64 / events as f64;
