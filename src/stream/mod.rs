@@ -20,6 +20,7 @@ use crate::metrics::clock::ClockStep;
 use crate::metrics::report::{Anomalies, DelayQuantiles, GapQuantiles, KindCounts, RenderSource, Report, Status, TokenSource, DEFINITION_VERSION};
 use crate::metrics::sketch::Sketch;
 use crate::metrics::timeline::Timeline;
+use crate::metrics::token_estimate::TokenEstimate;
 use framer::Framer;
 use tally::Tally;
 
@@ -122,7 +123,7 @@ impl Stream {
         let mut report = self.report(ending);
         let t = &mut self.timeline;
         let cadence = if report.ttft_ms.is_some() { &mut t.paint_cadence } else { &mut t.arrival_cadence };
-        report.cadence = cadence.points(t.start, report.output_tokens, report.output_events);
+        cadence.write_points(t.start, report.output_tokens, report.output_events, &mut report.cadence);
         report
     }
 
@@ -142,7 +143,7 @@ impl Stream {
         let (output_tokens, token_source) = match tally.usage.and_then(|u| u.output.map(|n| (n, u.reasoning))) {
             // Reasoning tokens that were counted but never streamed were not shown to the user.
             Some((n, hidden)) => (n.saturating_sub(if reasoning_streamed { 0 } else { hidden.unwrap_or(0) }), TokenSource::Usage),
-            None => (OutputKind::ALL.into_iter().map(estimate).sum(), TokenSource::Estimate),
+            None => (tally.estimates.iter().map(TokenEstimate::tokens).sum(), TokenSource::Estimate),
         };
         let reasoning_tokens = match tally.usage.and_then(|u| u.reasoning) {
             Some(n) => n,

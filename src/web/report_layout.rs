@@ -52,10 +52,11 @@ pub fn numbers(r: &Report) -> [f64; LEN] {
         i += 1;
     });
     const AT: usize = LEN - 2 * MAX_POINTS;
-    out[AT - 1] = points.len().min(MAX_POINTS) as f64;
-    for (k, &[x, y]) in points.iter().take(MAX_POINTS).enumerate() {
-        out[AT + 2 * k] = f64::from(x);
-        out[AT + 2 * k + 1] = f64::from(y);
+    // The points are a report's `cadence::Points`, at most `MAX_POINTS` of them, so the count needs no
+    // bound; the zip stops at the last pair either way.
+    out[AT - 1] = points.len() as f64;
+    for (to, &[x, y]) in out[AT..].chunks_exact_mut(2).zip(points) {
+        to.copy_from_slice(&[f64::from(x), f64::from(y)]);
     }
     out
 }
