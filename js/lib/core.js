@@ -27,9 +27,6 @@ export async function loadCore() {
   wasm = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
 }
 
-/** Bytes of linear memory the core holds. */
-export const memoryBytes = () => wasm.memory.buffer.byteLength;
-
 /** A view of the core's memory; growing the memory detaches the old one. */
 const memory = () => (heap.buffer === wasm.memory.buffer ? heap : (heap = new Uint8Array(wasm.memory.buffer)));
 

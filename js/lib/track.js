@@ -67,7 +67,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
     ended = true;
     releaseLeaving();
     // A body cut off because the page is leaving is incomplete, not a network error.
-    if (ending === 'failed' && pageLeaving()) ending = 'left';
+    if (ending === 'failed' && pageLeaving) ending = 'left';
     active.delete(control);
     meter.changed();
     const numbers = health.guard(() => core.close(handle, at, ENDING[ending]), null);
