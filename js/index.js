@@ -9,7 +9,7 @@ import { eventSourceHook } from './lib/event-source.js';
 import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
-import { loadCore, memoryBytes } from './lib/core.js';
+import { loadCore, wasm } from './lib/core.js';
 import { loadBeacons } from './lib/load-beacons.js';
 
 let loaded;
@@ -93,7 +93,7 @@ export async function createMeter(options = {}) {
     },
     /** Bytes of WebAssembly memory the meter holds (it grows with concurrent streams, not their length). */
     get wasmMemoryBytes() {
-      return coreLoaded ? memoryBytes() : 0;
+      return coreLoaded ? wasm.memory.buffer.byteLength : 0;
     },
     /** Streams ended early because 64 were open (bodies never read to the end), the idlest first. */
     get evicted() {

@@ -1,13 +1,15 @@
 // The wasm core (src/web/exports.rs): its bytes travel inside the package's JavaScript
 // (scripts/embed-wasm.mjs), so the package is plain JavaScript to every bundler and runtime: nothing to
 // resolve, copy or serve, no MIME type or path to get right, and the same code in browsers and Node.
-// Its exports take numbers only; bytes cross through the buffer the module lends, so a call allocates
-// nothing on either side. The functions below throw until `loadCore` has resolved.
+// Its exports take numbers only: calls with numbers go straight to `wasm`; bytes cross through the
+// buffer the module lends (the functions below), so a call allocates nothing on either side. All of them
+// throw until `loadCore` has resolved.
 
 import embedded from '../wasm/module.js';
 import { FIELDS, POINTS } from './report-fields.js';
 
-let core;
+/** The core's exports (src/web/exports.rs). */
+export let wasm;
 let heap = new Uint8Array(0);
 
 /** Compiles and instantiates the core off the main thread's critical path (async). O(module size). */
@@ -22,37 +24,31 @@ export async function loadCore() {
     const index = next();
     bytes[length] = index < 72 ? index : index < 92 ? index + 28 : (n = 94 * (index - 92) + next()) < 28 ? n + 72 : n + 92;
   }
-  core = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
+  wasm = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
 }
 
-/** Bytes of linear memory the core holds. */
-export const memoryBytes = () => core.memory.buffer.byteLength;
-
 /** A view of the core's memory; growing the memory detaches the old one. */
-const memory = () => (heap.buffer === core.memory.buffer ? heap : (heap = new Uint8Array(core.memory.buffer)));
+const memory = () => (heap.buffer === wasm.memory.buffer ? heap : (heap = new Uint8Array(wasm.memory.buffer)));
 
 /** Copies `bytes` into the core's buffer; returns their length. O(length). */
 function put(bytes) {
-  const at = core.buffer(bytes.length);
+  const at = wasm.buffer(bytes.length);
   memory().set(bytes, at);
   return bytes.length;
 }
 
-export const open = (format, start) => core.open(format, start);
-export const response = (handle, status, contentType, flags, at) => core.response(handle, status, put(contentType), flags, at);
-export const chunk = (handle, bytes, at) => core.chunk(handle, put(bytes), at);
-export const rendered = (handle, at, source) => core.rendered(handle, at, source);
-export const hidden = (handle) => core.hidden(handle);
+export const response = (handle, status, contentType, flags, at) => wasm.response(handle, status, put(contentType), flags, at);
+export const chunk = (handle, bytes, at) => wasm.chunk(handle, put(bytes), at);
 
 /** The report's numbers (report-fields.js), or null for an unknown handle. */
 export function close(handle, at, ending) {
-  const address = core.close(handle, at, ending);
-  return address ? new Float64Array(core.memory.buffer, address, FIELDS.length + 2 * POINTS).slice() : null;
+  const address = wasm.close(handle, at, ending);
+  return address ? new Float64Array(wasm.memory.buffer, address, FIELDS.length + 2 * POINTS).slice() : null;
 }
 
 /** A text of the last closed report, UTF-8 bytes: 0 the model, 1 the finish reason. */
 export function text(which) {
-  const length = core.text(which);
-  const at = core.buffer(0);
+  const length = wasm.text(which);
+  const at = wasm.buffer(0);
   return memory().slice(at, at + length);
 }

@@ -4,10 +4,9 @@
 
 const listeners = new Set();
 let installed = false;
-let leaving = false;
 let watchers = 0;
 const onBeforeUnload = () => {
-  leaving = true;
+  pageLeaving = true;
 };
 
 /** Whether the page is hidden (or prerendering) now; always false outside a browser. */
@@ -19,9 +18,7 @@ export function pageHidden() {
  * Whether the page has begun to leave (`beforeunload` fired, while a stream was open). Firefox and WebKit
  * fail a page's fetch bodies then, before `pagehide`; Chromium fires `pagehide` first.
  */
-export function pageLeaving() {
-  return leaving;
-}
+export let pageLeaving = false;
 
 /**
  * Watches for the page beginning to leave while a stream is open; returns the release function, to call
@@ -49,7 +46,7 @@ export function onPageState(listener) {
     addEventListener('pagehide', each('left'), true);
     document.addEventListener('freeze', each('frozen'), true);
     addEventListener('pageshow', (event) => {
-      leaving = false;
+      pageLeaving = false;
       if (event.persisted) each('restored')();
     }, true);
     addEventListener('online', each('online'));

@@ -30,7 +30,7 @@ const now = () => clock.now();
 export function openStream(meter, options = {}, render = 'explicit') {
   const { health, active } = meter;
   const start = options.start ?? now();
-  const handle = health.guard(() => core.open(formatCode(options.format), start), -1);
+  const handle = health.guard(() => core.wasm.open(formatCode(options.format), start), -1);
   if (handle < 0) return null;
   const meta = {
     id: options.id ?? randomId(),
@@ -52,14 +52,22 @@ export function openStream(meter, options = {}, render = 'explicit') {
     if (bytes.length <= SLICE) return core.chunk(handle, bytes, at);
     for (let offset = 0; offset < bytes.length; offset += SLICE) core.chunk(handle, bytes.subarray(offset, offset + SLICE), at);
   };
-  const paint = (at, source) => health.guard(() => core.rendered(handle, at, source));
+  const paint = (at, source) => health.guard(() => core.wasm.rendered(handle, at, source));
+  // Paints at the next frame (coalesced), from `source`.
+  const paintNextFrame = (source) => {
+    if (paintPending || ended) return;
+    paintPending = onNextPaint((at) => {
+      paintPending = false;
+      if (!ended && render !== 'explicit') paint(at, source);
+    });
+  };
 
   const finish = (ending, at = now()) => {
     if (ended) return report;
     ended = true;
     releaseLeaving();
     // A body cut off because the page is leaving is incomplete, not a network error.
-    if (ending === 'failed' && pageLeaving()) ending = 'left';
+    if (ending === 'failed' && pageLeaving) ending = 'left';
     active.delete(control);
     meter.changed();
     const numbers = health.guard(() => core.close(handle, at, ENDING[ending]), null);
@@ -75,7 +83,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
     response(response = {}, at = now()) {
       health.guard(() => {
         const headers = response.headers ?? {};
-        const get = (name) => (typeof headers.get === 'function' ? headers.get(name) : headers[name]) ?? null;
+        const get = (name) => (typeof headers.get === 'function' ? headers.get(name) : headers[name]);
         const contentType = response.contentType ?? get('content-type') ?? '';
         const flags = (get(UI_STREAM_HEADER) != null ? 1 : 0) | (get(DATA_STREAM_HEADER) != null ? 2 : 0);
         core.response(handle, response.status ?? 200, encoder.encode(contentType), flags, at);
@@ -86,7 +94,7 @@ export function openStream(meter, options = {}, render = 'explicit') {
       if (ended) return;
       lastActivity = at;
       health.guard(feed, undefined, data, at);
-      if (render === 'frame') control.paintNextFrame(SOURCE.frame);
+      if (render === 'frame') paintNextFrame(SOURCE.frame);
     },
     /** The app painted the text received so far. Switches a hooked stream to explicit signals. */
     rendered(at = now()) {
@@ -94,11 +102,11 @@ export function openStream(meter, options = {}, render = 'explicit') {
       if (!ended) paint(at, SOURCE.explicit);
     },
     /** The stream ended; returns the report (also given to `onReport`). */
-    end(at = now()) {
+    end(at) {
       return finish('complete', at);
     },
     /** The stream was cancelled; `ok` all the same when its end had already arrived. */
-    abort(at = now()) {
+    abort(at) {
       return finish('aborted', at);
     },
   };
@@ -111,20 +119,12 @@ export function openStream(meter, options = {}, render = 'explicit') {
     get lastActivity() {
       return lastActivity;
     },
-    /** Paints at the next frame (coalesced), from `source`. */
-    paintNextFrame(source = SOURCE.frame) {
-      if (paintPending || ended) return;
-      paintPending = onNextPaint((at) => {
-        paintPending = false;
-        if (!ended && render !== 'explicit') paint(at, source);
-      });
-    },
     /** The DOM observer saw this stream's text change. */
     domChanged() {
-      if (render === 'dom') control.paintNextFrame(SOURCE.dom);
+      if (render === 'dom') paintNextFrame(SOURCE.dom);
     },
     hidden() {
-      health.guard(() => core.hidden(handle));
+      health.guard(() => core.wasm.hidden(handle));
     },
     /** Ends with `ending`, after the paint of the last chunk when paints come from frames or the DOM. */
     finishAfterPaint(ending) {
