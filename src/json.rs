@@ -3,11 +3,10 @@
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
 //! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
 //! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries and the first
-//! `PREFIX` bytes of the last document, 1,672 bytes whatever the input; the stream keeps one and reuses
-//! it for every event), so lookups jump from member to member instead of scanning the bytes again, and
-//! a document is checked from where it stops matching the last one (events of a stream mostly start
-//! alike). A document with more values than the tape holds is not recorded: its lookups find each
-//! value's end by validating it again, in O(size of the value).
+//! `PREFIX` bytes of the last document, 1,664 bytes whatever the input; the stream keeps one and reuses
+//! it for every event), so lookups jump from member to member instead of scanning the bytes again. A
+//! document with more values than the tape holds is not recorded: its lookups find each value's end by
+//! validating it again, in O(size of the value).
 //! Every function is total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
@@ -29,92 +28,29 @@ struct Entry {
     span: u32,
 }
 
-/// How many first bytes of the last document a [`Tape`] keeps, to find what the next one shares with it.
-const PREFIX: usize = 512;
+/// How many first bytes of the last document a [`Tape`] keeps: a decoder compares the next event with
+/// them to know a repeat (decode/repeat.rs).
+pub const PREFIX: usize = 512;
 
-/// Room to record one document's values while it is parsed ([`Value::parse`]), 1,672 bytes. Kept by
-/// the caller and lent for each document, so parsing neither clears nor moves it; only the entries a
-/// parse writes are read.
-///
-/// It also keeps the first bytes of the last document, whose entries are still on it: consecutive events
-/// of a stream mostly start alike (an OpenAI chunk's first ~230 bytes, its id, model and the path to its
-/// delta, are the same in every chunk), so a document that starts as the last one did is checked from
-/// the last value or key that starts in the bytes they share, with the checker's state there read from
-/// the tape, instead of from its first byte. Same answers, same entries.
-///
-/// The kept bytes are not cut at the last document's length: bytes past it that a document matches (left
-/// there by a longer one before) lie past all the entries, so the walk through them ends where it would
-/// at that length, and the bytes matched are the document's own, kept for the next.
+/// Room to record one document's values while it is parsed ([`Value::parse`]), and the first bytes of
+/// the last document parsed. Kept by the caller and lent for each document, so parsing neither clears
+/// nor moves it; only the entries a parse writes are read.
 #[derive(Clone, Debug)]
 pub struct Tape {
     entries: [Entry; TAPE],
     prefix: [u8; PREFIX],
-    /// How many entries the last document left on the tape; 0 when it was malformed or not recorded.
-    recorded: usize,
-    /// The root's value that [`Tape::resume`] last went into (0: none). The last document was checked from
-    /// inside it, so it and the root's entries before it are as they were: the next walk starts there.
-    inward: usize,
 }
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX], recorded: 0, inward: 0 }
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX] }
     }
 }
 
 impl Tape {
-    /// Where checking `bytes` can start, given that their first `shared` bytes are the last document's:
-    /// at the last of its values and keys that starts within them, with the checker's state there (the
-    /// containers around it, whether it is a key) rebuilt from their entries. `None` when the first
-    /// value inside the root is not within them. O(entries crossed).
-    fn resume(&mut self, bytes: &[u8], shared: usize) -> Option<State> {
-        let entries = self.entries.get_mut(..self.recorded)?;
-        let shared = u32::try_from(shared).ok()?;
-        let mut state = State::at(0);
-        let (mut child, mut at_key) = (0, false);
-        let (last_inward, mut inward) = (core::mem::take(&mut self.inward), 0);
-        loop {
-            let entry = *entries.get(child)?;
-            let open = bytes.get(entry.start as usize).copied();
-            // A value or key after a `,` or `:` is where the checker is once the bytes before it are read;
-            // the first inside a container only once its first byte is read too (`{}` and `[]` close there).
-            if at_key || !matches!(open, Some(b'{' | b'[')) || entry.span < 2 || entries.get(child + 1)?.start >= shared {
-                self.inward = inward;
-                return (child > 0).then_some(State { i: entry.start as usize, at_key, len: child, ..state });
-            }
-            if state.depth == 1 {
-                inward = child;
-            }
-            // Inside: the container is open where checking resumes.
-            let end = child + entry.span as usize;
-            entries.get_mut(child)?.span = state.open as u32; // while open, a container's span links to the next one out
-            let object = open == Some(b'{');
-            state = State { containers: (state.containers << 1) | u64::from(object), depth: state.depth + 1, open: child, ..state };
-            // Its last value or key that starts in the shared bytes (keys and values alternate in objects).
-            (child, at_key) = (child + 1, object);
-            // In the root, from the value the last walk went into when it starts in the shared bytes too.
-            if state.depth == 1 && last_inward > child && last_inward < end && entries.get(last_inward)?.start <= shared {
-                (child, at_key) = (last_inward, false);
-            }
-            loop {
-                let next = child + entries.get(child)?.span as usize;
-                if next >= end || entries.get(next)?.start > shared {
-                    break;
-                }
-                child = next;
-                at_key ^= object;
-            }
-        }
-    }
-
-    /// Keeps the first bytes of `bytes`, which left `recorded` entries (0: none to resume from); the
-    /// first `shared` are already kept.
-    fn remember(&mut self, bytes: &[u8], shared: usize, recorded: usize) {
-        let keep = bytes.len().min(PREFIX);
-        if let (Some(to), Some(from)) = (self.prefix.get_mut(shared..keep), bytes.get(shared..keep)) {
-            to.copy_from_slice(from);
-        }
-        self.recorded = recorded;
+    /// The last document's first bytes, [`PREFIX`] of them: past its length, bytes of documents before it.
+    pub fn kept(&self) -> &[u8; PREFIX] {
+        &self.prefix
     }
 }
 
@@ -137,14 +73,13 @@ impl<'a> Value<'a> {
     /// `tape`, and returns its root. The decoders' lookups start here.
     ///
     /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1)
-    /// memory (the tape's); the bytes it shares with the document parsed before on `tape` cost a
-    /// comparison, not a check (see [`Tape`]).
+    /// memory (the tape's).
     pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
-        let shared = scan::common_prefix(&tape.prefix, bytes);
-        let resume = tape.resume(bytes, shared);
-        let parsed = check(bytes, resume, &mut tape.entries);
-        tape.remember(bytes, shared, parsed.map_or(0, |(_, _, len)| len));
-        let (start, end, len) = parsed?;
+        let keep = bytes.len().min(PREFIX);
+        if let (Some(to), Some(from)) = (tape.prefix.get_mut(..keep), bytes.get(..keep)) {
+            to.copy_from_slice(from);
+        }
+        let (start, end, len) = check(bytes, &mut tape.entries)?;
         Some(Value { raw: bytes.get(start..end)?, tape: tape.entries.get(..len).unwrap_or_default() })
     }
 
@@ -278,7 +213,7 @@ impl<'a> Contents<'a> {
     fn next_unrecorded(&mut self) -> Option<Value<'a>> {
         let start = self.pos;
         // Past the end (a recorded container's, or nothing to iterate) `validate` finds no value.
-        let (end, _) = validate(self.raw, State::at(start), &mut [])?;
+        let (end, _) = validate(self.raw, start, &mut [])?;
         let after = skip_ws_loop(self.raw, end);
         self.pos = match self.raw.get(after) {
             Some(b',' | b':') => skip_ws_loop(self.raw, after + 1),
@@ -478,45 +413,35 @@ fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// Checks `bytes` as one JSON document, recording its values on `tape`, from its start or from `resume`
-/// (see [`Tape::resume`]). Returns where its root starts and ends and how many entries it filled.
-fn check(bytes: &[u8], resume: Option<State>, tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
+/// Checks `bytes` as one JSON document, recording its values on `tape`. Returns where its root starts and
+/// ends and how many entries it filled.
+fn check(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
     // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
     let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
     // Once a document: the whitespace loop without `skip_ws`'s inline test.
     let start = skip_ws_loop(bytes, 0);
-    let (end, len) = validate(bytes, resume.unwrap_or(State::at(start)), tape.get_mut(..room).unwrap_or_default())?;
+    let (end, len) = validate(bytes, start, tape.get_mut(..room).unwrap_or_default())?;
     (skip_ws_loop(bytes, end) == bytes.len()).then_some((start, end, len))
 }
 
-/// Where [`validate`] is: the next value or key at `i` (a key when `at_key`), inside `depth` containers
-/// (`containers`: a bit stack, 1 = object, innermost lowest), with `len` entries recorded, the innermost
-/// open container's at `open`.
-#[derive(Clone, Copy)]
-struct State {
-    i: usize,
-    containers: u64,
-    depth: u32,
-    at_key: bool,
-    len: usize,
-    open: usize,
-}
-
-impl State {
-    /// The start of a value at `i`, nothing recorded.
-    fn at(i: usize) -> State {
-        State { i, containers: 0, depth: 0, at_key: false, len: 0, open: 0 }
+/// The JSON string that opens at `at` in `bytes` (with its `"`), checked, and where it ends (past its
+/// closing `"`); `None` when none does. O(its length).
+pub fn string_at(bytes: &[u8], at: usize) -> Option<(Str<'_>, usize)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
     }
+    let (end, _) = validate(bytes, at, &mut [])?;
+    Some((Str { escaped: bytes.get(at + 1..end - 1)? }, end))
 }
 
-/// Checks that a JSON value starts at `from` (or continues there) and returns where it ends and how many entries of
-/// `tape` it filled: all its values and keys in document order, or none if they do not all fit.
+/// Checks that a JSON value starts at `from` and returns where it ends and how many entries of `tape` it
+/// filled: all its values and keys in document order, or none if they do not all fit.
 /// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
 /// stack frame.
 #[inline(never)] // parsing, and finding values' ends in unrecorded documents, share one copy
-fn validate(bytes: &[u8], from: State, tape: &mut [Entry]) -> Option<(usize, usize)> {
-    let State { mut i, mut containers, mut depth, mut at_key, len, open } = from;
-    let mut tape = Recorder { tape, len, open };
+fn validate(bytes: &[u8], from: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
+    let (mut i, mut containers, mut depth, mut at_key) = (from, 0u64, 0u32, false);
+    let mut tape = Recorder { tape, len: 0, open: 0 };
     loop {
         i = skip_ws(bytes, i);
         let start = i;
@@ -691,7 +616,7 @@ mod tests {
 
     /// Checks `text` without recording it: lookups into it find values' ends by validating again.
     fn unrecorded(text: &[u8]) -> Option<Value<'_>> {
-        let (start, end, _) = check(text, None, &mut [])?;
+        let (start, end, _) = check(text, &mut [])?;
         Some(Value { raw: &text[start..end], tape: &[] })
     }
 
@@ -798,83 +723,6 @@ mod tests {
         let small = Value::parse(br#"{"k0":[5]}"#, &mut tape).unwrap();
         assert_eq!((small.tape.len(), small.members().count()), (4, 1));
         assert_eq!(small.get("k0").unwrap().first().unwrap().raw(), b"5");
-    }
-
-    /// Documents parsed one after another on one tape (each resuming after what it shares with the one
-    /// before) give what each gives on a fresh tape: the same answer, the same lookups.
-    fn check_resumes(docs: &[Vec<u8>]) {
-        let (mut tape, mut fresh_tape) = (Tape::default(), Tape::default());
-        for (n, doc) in docs.iter().enumerate() {
-            fresh_tape.recorded = 0;
-            let fresh = Value::parse(doc, &mut fresh_tape);
-            let shared = Value::parse(doc, &mut tape);
-            // The entries are everything lookups read.
-            let seen = |v: Option<Value>| v.map(|v| (v.raw.to_vec(), v.tape.iter().map(|e| (e.start, e.end, e.span)).collect::<Vec<_>>()));
-            assert_eq!(seen(fresh), seen(shared), "document {n}: {}", String::from_utf8_lossy(doc));
-        }
-    }
-
-    #[test]
-    fn documents_that_start_alike_resume_where_they_differ() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/");
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let text = std::fs::read(entry.unwrap().path()).unwrap();
-            let docs: Vec<Vec<u8>> = text
-                .split(|&b| b == b'\n')
-                .map(|line| line.strip_prefix(b"data:").unwrap_or(line).trim_ascii().to_vec())
-                .filter(|line| line.first().is_some_and(|&b| b == b'{' || b == b'['))
-                .collect();
-            check_resumes(&docs);
-            // Each document after itself cut short, or with a byte changed or inserted, anywhere.
-            let bytes = [b'"', b'}', b']', b' ', b'1', b'[', b'{', b',', b':', b'\\', b'x'];
-            for doc in &docs {
-                for at in 0..doc.len() {
-                    let mut changed = doc.clone();
-                    changed[at] = bytes[at % bytes.len()];
-                    let mut inserted = doc.clone();
-                    inserted.insert(at, bytes[(at / bytes.len() + at) % bytes.len()]);
-                    check_resumes(&[doc.clone(), changed.clone(), doc.clone(), inserted, changed, doc[..at].to_vec(), doc.clone()]);
-                }
-            }
-        }
-        let nested = [
-            r#"{"a":{"b":[1,{"c":"x"}],"d":2},"e":3}"#,
-            r#"{"a":{"b":[1,{"c":"y"}],"d":2},"e":3}"#,
-            r#"{"a":{"b":[1,{"c":"y"}]}}"#,
-            r#"{"a":{"b":[1,{}]}}"#,
-            r#"{"a":{"b":[1,{"c"}]}}"#,
-            r#"{"a":{"b":[1,{"c":1}],"d":[]}}"#,
-            r#"{"a":{"b":[1,{"c":1}],"d":[ ]}}"#,
-            r#"{"a":{"b":[1,{"c":1}],"d":[ 1]}}"#,
-        ];
-        check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
-        // The walk starts in the root from the value it went into the time before, when that is shared.
-        let inward = [
-            r#"{"a":1,"b":{"c":1},"d":{"e":[1]}}"#,
-            r#"{"a":1,"b":{"c":1},"d":{"e":[2]}}"#,
-            r#"{"a":2,"b":{"c":1},"d":{"e":[2]}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[2]}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":1}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2}}"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":2"#,
-            r#"{"a":2,"b":{"c":2},"d":{"e":[3]},"f":{"g":3}}"#,
-            "[1,[2,3],[4,5]]",
-            "[1,[2,3],[4,6]]",
-            "[1,[2,4],[4,6]]",
-            "[1,[2,4],[4,6],[7]]",
-            "[1,[2,4],[4,6],[8]]",
-            "[1,[2,4]]",
-        ];
-        check_resumes(&inward.map(|d| d.as_bytes().to_vec()));
-        // The next document matches bytes kept past a shorter one's end, left by a longer one before.
-        let stale = [r#"{"a":[1],"b":[2,3],"c":4}"#, r#"{"a":[1]}"#, r#"{"a":[1]},"b":[2,3],"c":4}"#];
-        check_resumes(&stale.map(|d| d.as_bytes().to_vec()));
-        check_resumes(&[[&b"[1]"[..], &[b' '; 40]].concat(), b"[1]".to_vec(), [&b"[1]"[..], &[b' '; 30]].concat()]);
-        let nested = ["{}", "{ }", "[]", "[1]", "[1,2]", "[1,2,[3]]", "[1,2,[3,4]]", "[1,2,[3,4]] ", "[1,2,[3,4]] x", "[1,2,[3,4]]"];
-        check_resumes(&nested.map(|d| d.as_bytes().to_vec()));
     }
 
     #[test]

@@ -7,10 +7,10 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use llm_ux_meter::decode::{self, Format, Framing, OutputKind, Sink, Text, Usage};
+use llm_ux_meter::decode::{self, Decoder, Format, Framing, OutputKind, Sink, Text, Usage};
 use llm_ux_meter::framing::lines::LineSplitter;
 use llm_ux_meter::framing::sse::SseParser;
-use llm_ux_meter::json::{Str, Tape};
+use llm_ux_meter::json::Str;
 use llm_ux_meter::metrics::report::{Status, TokenSource};
 use llm_ux_meter::stream::{Ending, Stream};
 use llm_ux_meter::utf8::Utf8Stream;
@@ -124,22 +124,22 @@ fn kinds(expected: &Json, field: &str) -> Option<[u64; 3]> {
 /// Frames and decodes `body` as `format`, as one chunk.
 fn decode_body(format: Format, body: &[u8]) -> (Collected, bool) {
     let mut out = Collected::default();
-    let mut tape = Tape::default();
+    let mut decoder = Decoder::default();
     let unterminated = match format.framing() {
         Framing::Sse => {
             let mut parser = SseParser::default();
-            let mut on_event = |e: llm_ux_meter::framing::sse::SseEvent| decode::decode(format, e.event_type, e.data, &mut tape, &mut out);
+            let mut on_event = |e: llm_ux_meter::framing::sse::SseEvent| decode::decode(format, e.event_type, e.data, &mut decoder, &mut out);
             parser.push(body, &mut on_event);
             parser.finish(&mut on_event)
         }
         Framing::Lines => {
             let mut splitter = LineSplitter::default();
-            let mut on_line = |line: &[u8]| decode::decode(format, b"", line, &mut tape, &mut out);
+            let mut on_line = |line: &[u8]| decode::decode(format, b"", line, &mut decoder, &mut out);
             splitter.push(body, &mut on_line);
             splitter.finish(&mut on_line)
         }
         Framing::Raw => {
-            decode::decode(format, b"", body, &mut tape, &mut out);
+            decode::decode(format, b"", body, &mut decoder, &mut out);
             false
         }
     };

@@ -13,8 +13,10 @@ mod gemini;
 mod ollama;
 mod openai_chat;
 mod openai_responses;
+mod repeat;
 mod tgi;
 
+pub use repeat::{Decoder, LastText};
 use crate::json::{Str, Tape, Value};
 
 /// The stream formats the meter understands.
@@ -128,7 +130,9 @@ pub struct Usage {
     pub reasoning: Option<u64>,
 }
 
-/// Receives what decoders find.
+/// Receives what decoders find. Every call but `output` and `malformed` states something: made again with
+/// the same arguments it changes nothing, so an event that repeats the last one but for its text needs
+/// only its output (repeat.rs; `malformed` comes before a decoder runs).
 pub trait Sink {
     /// A non-empty text delta.
     fn output(&mut self, kind: OutputKind, text: Text<'_>);
@@ -144,11 +148,18 @@ pub trait Sink {
     fn error_event(&mut self);
     /// A payload was not valid JSON.
     fn malformed(&mut self);
+    /// How many outputs it was told, and the last one's text when that was a JSON string: what a
+    /// [`Decoder`] needs to take the next event as a repeat. The default, no outputs, has every event
+    /// parsed and decoded.
+    fn outputs(&self) -> (u64, Option<LastText>) {
+        (0, None)
+    }
 }
 
-/// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines); `tape`
-/// is room to parse the event's JSON in, kept by the caller from one event to the next.
-pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, sink: &mut impl Sink) {
+/// Decodes one framed event of `format`. `event_type` is the SSE event name (empty for lines); `decoder`
+/// is what decoding keeps from one event to the next (the tape the event's JSON is parsed on), kept by the
+/// caller for the stream.
+pub fn decode(format: Format, event_type: &[u8], data: &[u8], decoder: &mut Decoder, sink: &mut impl Sink) {
     // Any SSE stream may end in an `error` event (Anthropic's documented shape, and proxies' habit).
     if event_type == b"error" {
         sink.error_event();
@@ -160,7 +171,7 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, s
             }
         }
         // Its JSON follows a `CODE:` prefix.
-        Format::AiSdkData => ai_sdk_data::decode(data, tape, sink),
+        Format::AiSdkData => ai_sdk_data::decode(data, &mut decoder.tape, sink),
         // The others' events are JSON documents, parsed here: one call site of the parser, not one a format.
         _ => {
             // These streams end with `data: [DONE]`, which is not JSON. The bytes are tested first: with the
@@ -168,7 +179,11 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, s
             if data == b"[DONE]" && matches!(format, Format::OpenAi | Format::OpenAiResponses | Format::AiSdkUi) {
                 return sink.terminal();
             }
-            let Some(value) = parse_json(data, tape, sink) else { return };
+            if let Some((kind, text)) = decoder.repeated(data) {
+                return sink.output(kind, Text::Json(text));
+            }
+            let Some(value) = parse_json(data, &mut decoder.tape, sink) else { return decoder.forget() };
+            let (before, _) = sink.outputs();
             match format {
                 Format::OpenAi => openai_chat::decode(value, sink),
                 Format::OpenAiResponses => openai_responses::decode(value, sink),
@@ -179,6 +194,8 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], tape: &mut Tape, s
                 Format::Tgi => tgi::decode(value, sink),
                 Format::Text | Format::AiSdkData => {}
             }
+            let (after, last) = sink.outputs();
+            decoder.decoded(data, after.wrapping_sub(before), last);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The sink decoders write to: counts per output kind, token estimates, and what the stream says about
 //! itself (model, usage, finish reason, end, errors). No text is kept beyond a bounded model name.
 
-use crate::decode::{OutputKind, Sink, Text, Usage};
+use crate::decode::{LastText, OutputKind, Sink, Text, Usage};
 use crate::json::Str;
 use crate::metrics::token_estimate::TokenEstimate;
 use crate::utf8::{self, Utf8Stream};
@@ -28,6 +28,8 @@ pub struct Tally {
     pub malformed: u32,
     new_events: u64,
     new_answer_events: u64,
+    /// The last output's text when it was a JSON string ([`Sink::outputs`]).
+    last_text: Option<LastText>,
 }
 
 impl Tally {
@@ -60,6 +62,7 @@ impl Sink for Tally {
         }
         self.new_events += 1;
         self.new_answer_events += u64::from(kind == OutputKind::Answer);
+        self.last_text = LastText::of(kind, text);
     }
 
     fn model(&mut self, name: Str<'_>) {
@@ -84,6 +87,10 @@ impl Sink for Tally {
 
     fn malformed(&mut self) {
         self.malformed = self.malformed.saturating_add(1);
+    }
+
+    fn outputs(&self) -> (u64, Option<LastText>) {
+        (self.events.iter().sum(), self.last_text)
     }
 }
 
