@@ -88,7 +88,7 @@ impl Decoder {
         self.repeat = Repeat::after(event, outputs, last);
     }
 
-    /// `event` was malformed: nothing repeats it.
+    /// The last event was malformed: nothing repeats it.
     pub(super) fn forget(&mut self) {
         self.repeat = None;
     }
