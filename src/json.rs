@@ -238,9 +238,8 @@ impl<'a> Iterator for Members<'a> {
 }
 
 impl<'a> Members<'a> {
-    /// [`Iterator::next`] inlined, for the loops over an OpenAI chunk's members, its choice's and its delta's,
-    /// the most common: the recorded case is a few instructions, less than a call returning six words
-    /// through memory.
+    /// [`Iterator::next`] inlined, for [`Value::get`]'s loop, which every decoder but OpenAI's looks members
+    /// up with: the recorded case is a few instructions, less than a call returning six words through memory.
     #[inline(always)]
     pub fn next_inline(&mut self) -> Option<(Str<'a>, Value<'a>)> {
         let c = &mut self.inner;

@@ -4,12 +4,13 @@
 use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
-    // One pass per object: this decoder runs for every event of the most common format.
+    // One pass per object. The loops call `Members::next`, not its inlined form: most events of a stream
+    // are repeats and never reach a decoder (repeat.rs), so its code weighs more than its speed.
     let mut finished = false;
     let mut members = chunk.members();
     // Keys compared with `==`, not matched as byte-string patterns: a pattern is compared byte by byte,
     // `==` a word at a time (smaller wasm, as fast).
-    while let Some((key, value)) = members.next_inline() {
+    while let Some((key, value)) = members.next() {
         let key = key.escaped();
         if key == b"model" {
             model_str(Some(value), sink);
@@ -36,7 +37,7 @@ pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
 fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
     let mut finished = false;
     let mut members = choice.members();
-    while let Some((key, value)) = members.next_inline() {
+    while let Some((key, value)) = members.next() {
         let key = key.escaped();
         if key == b"delta" {
             decode_delta(value, sink);
@@ -50,7 +51,7 @@ fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
 fn decode_delta(delta: Value, sink: &mut impl Sink) {
     let mut reasoning_sent = false;
     let mut members = delta.members();
-    while let Some((key, value)) = members.next_inline() {
+    while let Some((key, value)) = members.next() {
         let key = key.escaped();
         if key == b"content" || key == b"refusal" {
             output_str(Some(value), OutputKind::Answer, sink);
