@@ -2,6 +2,7 @@
 // Firefox needs its own patched build). Each page gets its own browser context, so pages share no
 // storage, as Playwright's `browser.newPage()` gives in Chromium.
 import puppeteer from 'puppeteer-core';
+import { CLOSED_TAB_GRACE_MS } from './closed-tab.mjs';
 
 export async function launchFirefox() {
   const browser = await puppeteer.launch({
@@ -31,10 +32,14 @@ function firefoxPage(context, page) {
     goBack: () => page.evaluate(() => {
       history.back();
     }),
-    /** `runBeforeUnload`: closed as a user closes a tab, unload events and all. */
+    /**
+     * `runBeforeUnload`: closed as a user closes a tab, unload events and all; its context then outlives it
+     * for a moment, as a user's browser does (the launcher's close() ends it sooner if it comes first).
+     */
     async close({ runBeforeUnload = false } = {}) {
-      if (runBeforeUnload) await page.close({ runBeforeUnload });
-      await context.close();
+      if (!runBeforeUnload) return context.close();
+      await page.close({ runBeforeUnload });
+      setTimeout(() => context.close().catch(() => {}), CLOSED_TAB_GRACE_MS).unref();
     },
   };
 }

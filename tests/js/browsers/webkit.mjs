@@ -5,10 +5,9 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { newSession } from './webdriver.mjs';
+import { CLOSED_TAB_GRACE_MS } from './closed-tab.mjs';
 
 const MINIBROWSER = process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
-
-const CLOSED_TAB_GRACE_MS = 2000;
 
 export async function launchWebKit() {
   const xvfb = await startXvfb();
