@@ -27,8 +27,9 @@ pub struct Framer {
 }
 
 /// What events and lines are handed on with: the decoder's state (one for the stream, not one per event:
-/// the tape their JSON is parsed on), and whether one was handed on since [`Framer::finish`] began. One struct, so that the
-/// closures below capture one reference for both: a fourth capture cost 0.2% more instructions.
+/// the tape their JSON is parsed on), and whether one was handed on since [`Framer::finish`] began. One
+/// struct, so that the closures below capture one reference for both: a fourth capture cost 0.2% more
+/// instructions.
 #[derive(Clone, Debug, Default)]
 struct Handoff {
     decoder: Decoder,
