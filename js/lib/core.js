@@ -7,6 +7,7 @@
 
 import embedded from '../wasm/module.js';
 import { FIELDS, POINTS } from './report-fields.js';
+import { joinStreams } from './wasm-streams.js';
 
 /** The core's exports (src/web/exports.rs). */
 export let wasm;
@@ -16,7 +17,8 @@ let heap = new Uint8Array(0);
 export async function loadCore() {
   // The string's code (scripts/embed-wasm.mjs): each character stands for its index among the printable
   // ones but `"`; below 72 it is the byte, below 92 the byte 28 higher, else it and the next character
-  // number the n-th other byte (72 to 99, then 120 to 255).
+  // number the n-th other byte (72 to 99, then 120 to 255). The bytes are the module with its code in
+  // streams (wasm-streams.js).
   const bytes = new Uint8Array(embedded.length);
   let length = 0;
   for (let i = 0, n; i < embedded.length; length++) {
@@ -24,7 +26,7 @@ export async function loadCore() {
     const index = next();
     bytes[length] = index < 72 ? index : index < 92 ? index + 28 : (n = 94 * (index - 92) + next()) < 28 ? n + 72 : n + 92;
   }
-  wasm = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
+  wasm = (await WebAssembly.instantiate(joinStreams(bytes.subarray(0, length)))).instance.exports;
 }
 
 /** A view of the core's memory. Growing the memory detaches the old view, whose length then reads 0: a
