@@ -67,7 +67,8 @@ export interface MeterOptions {
   dimensionsFor?: (request: RequestInfo) => Dimensions | undefined;
   /**
    * The chat container (element or selector). Hooked streams then take paint times from its DOM
-   * changes (a MutationObserver); without it, from the next frame after each chunk is read.
+   * changes (a MutationObserver, in a module of its own that `createMeter` loads only then); without
+   * it, from the next frame after each chunk is read.
    */
   container?: Element | string;
   /** Called with every finished stream's report. Exceptions it throws are contained and counted. */

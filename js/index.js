@@ -6,7 +6,6 @@ import { createHealth } from './lib/health.js';
 import { openStream } from './lib/track.js';
 import { createFetchHook } from './lib/fetch.js';
 import { eventSourceHook } from './lib/event-source.js';
-import { createDomRender } from './lib/dom-render.js';
 import { onPageState } from './lib/page-state.js';
 import { warmUp } from './lib/warm-up.js';
 import { loadCore, wasm } from './lib/core.js';
@@ -23,14 +22,23 @@ export async function createMeter(options = {}) {
     console.warn(`llm-ux-meter: disabled, WebAssembly could not load (${error}); a Content Security Policy needs 'wasm-unsafe-eval' in script-src.`);
     return false;
   });
-  const [coreLoaded, createBeacons] = await Promise.all([loaded, options.endpoint ? loadBeacons(options.format) : null]);
   const { onReport, dimensionsFor, container } = options;
+  const [coreLoaded, createBeacons, domRender] = await Promise.all([
+    loaded,
+    options.endpoint ? loadBeacons(options.format) : null,
+    // A module of its own (dist/lib/), as beacon delivery is: a page without a container does not download it.
+    container == null
+      ? null
+      : import('./lib/dom-render.js').catch((error) => {
+          console.warn(`llm-ux-meter: DOM paint times disabled, their module could not load (${error}); deploy all of the package's dist/.`);
+        }),
+  ]);
   const health = createHealth(coreLoaded);
   // Beacons use the page's fetch from before any hook, so they are never metered themselves.
   const beacons = createBeacons && health.enabled ? createBeacons({ ...options, fetchImpl: options.fetch ?? globalThis.fetch?.bind(globalThis) }, health) : null;
   const active = new Set();
   let dimensions = { ...options.dimensions };
-  const updateDomRender = createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
+  const updateDomRender = domRender?.createDomRender(container, () => [...active].filter((control) => control.render === 'dom'));
 
   const meter = {
     health,

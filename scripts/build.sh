@@ -35,11 +35,13 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --strip-debug --st
   "$stage/wasm/llm_ux_meter.pre-opt.wasm" -o "$stage/llm_ux_meter.wasm"
 node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify. Beacon
-# delivery and OTLP, imported dynamically when configured, are bundles of their own at the paths the
-# import names; what they share with index.js (the random id) the loader hands them, so no code comes twice.
+# delivery, OTLP and paint times from the DOM, imported dynamically when configured (an endpoint, the
+# OTLP format, a container), are bundles of their own at the paths the import names; what the beacons
+# share with index.js (the random id) the loader hands them, so no code comes twice.
 esbuild=(node_modules/.bin/esbuild --bundle --minify --format=esm --target=es2020 --platform=neutral --charset=ascii --log-level=warning)
-"${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --outdir="$out"
+"${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --external:./lib/dom-render.js --outdir="$out"
 "${esbuild[@]}" "$stage/lib/beacons/beacons.js" "$stage/lib/beacons/otlp.js" --outdir="$out/beacons"
+"${esbuild[@]}" "$stage/lib/dom-render.js" --outdir="$out/lib"
 cp js/index.d.ts "$out/"
 install -D -m 644 -t www/dashboard/vendor node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css # the dashboard's charts, served as they are
 echo "build: $out/ ready (index.js $(wc -c < "$out/index.js") bytes with $(wc -c < "$stage/llm_ux_meter.wasm") bytes of wasm in it; beacons/ $(cat "$out"/beacons/*.js | wc -c) bytes)"

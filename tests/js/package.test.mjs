@@ -181,8 +181,9 @@ test('a fetch or EventSource that cannot be replaced: fetch warns, neither throw
   assert.equal(meter.errors, 0);
 });
 
-test('with index.js deployed alone, an endpoint warns once and the meter works on without beacons', async () => {
-  // Beacon delivery is a module of its own (dist/beacons/), imported only when an endpoint is set.
+test('with index.js deployed alone, an endpoint and a container warn once each and the meter works on without them', async () => {
+  // Beacon delivery and DOM paint times are modules of their own (dist/beacons/, dist/lib/), imported only
+  // when an endpoint or a container is set.
   const dir = mkdtempSync(join(tmpdir(), 'llm-ux-index-alone-'));
   try {
     copyFileSync(new URL('../../dist/index.js', import.meta.url), join(dir, 'index.js'));
@@ -192,12 +193,13 @@ test('with index.js deployed alone, an endpoint warns once and the meter works o
     console.warn = (message) => warnings.push(message);
     let meter;
     try {
-      meter = await createAlone({ endpoint: 'http://127.0.0.1:9/v1/beacons' });
+      meter = await createAlone({ endpoint: 'http://127.0.0.1:9/v1/beacons', container: '#chat' });
     } finally {
       console.warn = originalWarn;
     }
-    assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /beacons disabled, their module could not load/);
+    assert.equal(warnings.length, 2);
+    assert.match(warnings.find((w) => w.includes('beacons')), /beacons disabled, their module could not load/);
+    assert.match(warnings.find((w) => w.includes('DOM')), /DOM paint times disabled, their module could not load/);
     assert.ok(meter.enabled);
     assert.equal(meter.delivery, null);
     const stream = meter.track({ start: 0 });
