@@ -4,8 +4,9 @@
 use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
-    // One pass per object. The loops call `Members::next`, not its inlined form: most events of a stream
-    // are repeats and never reach a decoder (repeat.rs), so its code weighs more than its speed.
+    // The chunk and its delta are read in one pass each; a choice, of two members, by two lookups. The
+    // loops call `Members::next`, not its inlined form: most events of a stream are repeats and never
+    // reach a decoder (repeat.rs), so code weighs more than speed here.
     let mut finished = false;
     let mut members = chunk.members();
     // Keys compared with `==`, not matched as byte-string patterns: a pattern is compared byte by byte,
@@ -35,17 +36,10 @@ pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
 
 /// One element of `choices`; returns whether it carries a finish reason.
 fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
-    let mut finished = false;
-    let mut members = choice.members();
-    while let Some((key, value)) = members.next() {
-        let key = key.escaped();
-        if key == b"delta" {
-            decode_delta(value, sink);
-        } else if key == b"finish_reason" {
-            finished = finish_str(Some(value), sink);
-        }
+    if let Some(delta) = choice.get("delta") {
+        decode_delta(delta, sink);
     }
-    finished
+    finish_str(choice.get("finish_reason"), sink)
 }
 
 fn decode_delta(delta: Value, sink: &mut impl Sink) {
