@@ -95,7 +95,7 @@ impl<'a> Value<'a> {
     #[inline(never)] // called from many places: one copy keeps the wasm small
     pub fn get(self, key: &str) -> Option<Value<'a>> {
         let mut members = self.members();
-        while let Some((name, value)) = members.next_inline() {
+        while let Some((name, value)) = members.next() {
             if name.is_key(key) {
                 return Some(value);
             }
@@ -231,17 +231,10 @@ pub struct Members<'a> {
 impl<'a> Iterator for Members<'a> {
     type Item = (Str<'a>, Value<'a>);
 
-    #[inline(never)] // called from many places: one copy keeps the wasm small
-    fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
-        self.next_inline()
-    }
-}
-
-impl<'a> Members<'a> {
-    /// [`Iterator::next`] inlined, for [`Value::get`]'s loop, which every decoder but OpenAI's looks members
-    /// up with: the recorded case is a few instructions, less than a call returning six words through memory.
+    /// Inlined into its two loops, [`Value::get`]'s and the OpenAI decoder's: the recorded case is a few
+    /// instructions, less than a call returning six words through memory.
     #[inline(always)]
-    pub fn next_inline(&mut self) -> Option<(Str<'a>, Value<'a>)> {
+    fn next(&mut self) -> Option<(Str<'a>, Value<'a>)> {
         let c = &mut self.inner;
         // Recorded: a key is one entry (its span is 1), its value's entries follow it.
         let [key, value, ..] = c.tape else {
@@ -256,7 +249,9 @@ impl<'a> Members<'a> {
         c.tape = rest;
         Some((Str { escaped }, Value { raw, tape: value_tape }))
     }
+}
 
+impl<'a> Members<'a> {
     /// The next member of an unrecorded object.
     #[cold]
     #[inline(never)]

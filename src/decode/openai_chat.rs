@@ -4,8 +4,7 @@
 use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
-    // The chunk and its delta are read in one pass each; a choice, of two members, by two lookups. The
-    // loops call `Members::next`, not its inlined form: most events of a stream are repeats and never
+    // The chunk, of many members, is read in one pass; a choice and its delta, of one to three, by lookups. Most events of a stream are repeats and never
     // reach a decoder (repeat.rs), so code weighs more than speed here.
     let mut finished = false;
     let mut members = chunk.members();
@@ -42,21 +41,18 @@ fn decode_choice(choice: Value, sink: &mut impl Sink) -> bool {
     finish_str(choice.get("finish_reason"), sink)
 }
 
+/// A choice's delta. Its kinds of text in a fixed order, not the document's: each kind is counted apart.
 fn decode_delta(delta: Value, sink: &mut impl Sink) {
-    let mut reasoning_sent = false;
-    let mut members = delta.members();
-    while let Some((key, value)) = members.next() {
-        let key = key.escaped();
-        if key == b"content" || key == b"refusal" {
-            output_str(Some(value), OutputKind::Answer, sink);
-        } else if (key == b"reasoning_content" || key == b"reasoning") && !reasoning_sent {
-            // Older servers say `reasoning_content`, vLLM since late 2025 and Ollama say `reasoning`;
-            // some send both with the same text: one output event.
-            reasoning_sent = output_str(Some(value), OutputKind::Reasoning, sink);
-        } else if key == b"tool_calls" {
-            for call in value.items() {
-                output_str(call.get("function").and_then(|v| v.get("arguments")), OutputKind::Tool, sink);
-            }
+    output_str(delta.get("content"), OutputKind::Answer, sink);
+    output_str(delta.get("refusal"), OutputKind::Answer, sink);
+    // Older servers say `reasoning_content`, vLLM since late 2025 and Ollama say `reasoning`; some send both
+    // with the same text: one output event.
+    if !output_str(delta.get("reasoning_content"), OutputKind::Reasoning, sink) {
+        output_str(delta.get("reasoning"), OutputKind::Reasoning, sink);
+    }
+    if let Some(calls) = delta.get("tool_calls") {
+        for call in calls.items() {
+            output_str(call.get("function").and_then(|v| v.get("arguments")), OutputKind::Tool, sink);
         }
     }
 }
