@@ -217,6 +217,17 @@ fn output_tokens(usage: Option<Value>, key: &str, sink: &mut impl Sink) {
     }
 }
 
+/// Sends OpenAI's usage (chat and Responses name its members apart): the count of output tokens in
+/// `output` and of reasoning tokens in `details.reasoning_tokens`, when `usage` is not null.
+fn usage_with_details(usage: Value, output: &str, details: &str, sink: &mut impl Sink) {
+    if !usage.is_null() {
+        sink.usage(Usage {
+            output: usage.get(output).and_then(Value::as_u64),
+            reasoning: usage.get(details).and_then(|v| v.get("reasoning_tokens")).and_then(Value::as_u64),
+        });
+    }
+}
+
 /// Sends `value` as output of `kind` when it is a non-empty string.
 fn output_str(value: Option<Value>, kind: OutputKind, sink: &mut impl Sink) -> bool {
     match value.and_then(Value::as_str) {

@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions chunks (`chat.completion.chunk`), as OpenAI, vLLM, DeepSeek, xAI, TGI `/v1`
 //! and Ollama `/v1` send them.
 
-use super::{finish_str, model_str, output_str, OutputKind, Sink, Usage, Value};
+use super::{finish_str, model_str, output_str, usage_with_details, OutputKind, Sink, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
     // The chunk, of many members, is read in one pass; a choice and its delta, of one to three, by lookups. Most events of a stream are repeats and never
@@ -18,11 +18,8 @@ pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
             for choice in value.items() {
                 finished |= decode_choice(choice, sink);
             }
-        } else if key == b"usage" && !value.is_null() {
-            sink.usage(Usage {
-                output: value.get("completion_tokens").and_then(|v| v.as_u64()),
-                reasoning: value.get("completion_tokens_details").and_then(|v| v.get("reasoning_tokens")).and_then(|v| v.as_u64()),
-            });
+        } else if key == b"usage" {
+            usage_with_details(value, "completion_tokens", "completion_tokens_details", sink);
         } else if key == b"error" && !value.is_null() {
             // Servers that fail mid-stream send `{"error": {...}}` in place of a chunk.
             sink.error_event();

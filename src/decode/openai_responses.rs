@@ -1,6 +1,6 @@
 //! OpenAI Responses API events (`response.*`, each named in its `type`).
 
-use super::{model_str, output_str, OutputKind, Sink, Usage, Value};
+use super::{model_str, output_str, usage_with_details, OutputKind, Sink, Value};
 
 pub(super) fn decode(event: Value, sink: &mut impl Sink) {
     let Some(kind) = event.get("type").and_then(|t| t.as_str()) else { return };
@@ -17,11 +17,8 @@ pub(super) fn decode(event: Value, sink: &mut impl Sink) {
         model_str(response.get("model"), sink);
         let failed = kind.eq_plain("response.failed");
         if failed || kind.eq_plain("response.completed") || kind.eq_plain("response.incomplete") {
-            if let Some(usage) = response.get("usage").filter(|u| !u.is_null()) {
-                sink.usage(Usage {
-                    output: usage.get("output_tokens").and_then(|v| v.as_u64()),
-                    reasoning: usage.get("output_tokens_details").and_then(|v| v.get("reasoning_tokens")).and_then(|v| v.as_u64()),
-                });
+            if let Some(usage) = response.get("usage") {
+                usage_with_details(usage, "output_tokens", "output_tokens_details", sink);
             }
             if let Some(status) = response.get("status").and_then(|s| s.as_str()) {
                 sink.finish_reason(status);
