@@ -8,6 +8,16 @@
  * indexes, i32 and i64 constants, float bytes, memory offsets. */
 export const STREAMS = 'scoblvijfm';
 
+/** `immediates` of opcodes 0 to 0x44, by opcode (the others have none). */
+const BY_OPCODE = (
+  ',,b,b,b,,,,,,,,' + // 0x00-0x0B: block, loop and if take a block type
+  'l,l,*l,,o,oo,' + // 0x0C-0x11: br, br_if, br_table; call, call_indirect (type and table)
+  ',,,,,,,,,,,,,,' + // 0x12-0x1F: none the core uses takes any
+  'v,v,v,o,o,o,o,,' + // 0x20-0x27: local.get, set, tee; global.get, set; table.get, set
+  'om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,' + // 0x28-0x3E: loads, stores: alignment, offset
+  'o,o,i,j,ffff,ffffffff' // 0x3F-0x44: memory.size, grow (memory 0); i32, i64, f32 and f64 constants
+).split(',');
+
 /**
  * The immediates after opcode `op`, a letter of `STREAMS` each: an LEB128 number in that stream, or for
  * `f` one byte; `*` before a letter is a count, then that many numbers and one more (`br_table`'s
@@ -16,26 +26,7 @@ export const STREAMS = 'scoblvijfm';
  * what goes where, and opcodes the core does not use are left out. 0xFC's sub-opcode is one number;
  * the memory indexes after `memory.copy` and `memory.fill` then read as opcodes (0, no immediates).
  */
-export const immediates = (op) =>
-  op < 2 ? ''
-  : op < 5 ? 'b'
-  : op < 12 ? ''
-  : op < 14 ? 'l'
-  : op == 14 ? '*l'
-  : op == 16 ? 'o'
-  : op == 17 ? 'oo'
-  : op < 32 ? ''
-  : op < 35 ? 'v'
-  : op < 39 ? 'o'
-  : op < 40 ? ''
-  : op < 63 ? 'om'
-  : op < 65 ? 'o'
-  : op == 65 ? 'i'
-  : op == 66 ? 'j'
-  : op == 67 ? 'ffff'
-  : op == 68 ? 'ffffffff'
-  : op == 252 ? 'o'
-  : '';
+export const immediates = (op) => (op == 252 ? 'o' : BY_OPCODE[op] ?? '');
 
 /**
  * Walks the code of a module: `take(stream, raw)` moves one item of `stream` (a byte if `raw`, else an
