@@ -2,11 +2,10 @@
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
 //! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
-//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries and the first
-//! `PREFIX` bytes of the last document, 1,664 bytes whatever the input; the stream keeps one and reuses
-//! it for every event), so lookups jump from member to member instead of scanning the bytes again. A
-//! document with more values than the tape holds is not recorded: its lookups find each value's end by
-//! validating it again, in O(size of the value).
+//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries, 1,152 bytes
+//! whatever the input; the stream keeps one and reuses it for every event), so lookups jump from member
+//! to member instead of scanning the bytes again. A document with more values than the tape holds is
+//! not recorded: its lookups find each value's end by validating it again, in O(size of the value).
 //! Every function is total: any input gives an answer, none panics.
 
 use crate::{scan, utf8};
@@ -28,29 +27,16 @@ struct Entry {
     span: u32,
 }
 
-/// How many first bytes of the last document a [`Tape`] keeps: a decoder compares the next event with
-/// them to know a repeat (decode/repeat.rs).
-pub const PREFIX: usize = 512;
-
-/// Room to record one document's values while it is parsed ([`Value::parse`]), and the first bytes of
-/// the last document parsed. Kept by the caller and lent for each document, so parsing neither clears
-/// nor moves it; only the entries a parse writes are read.
+/// Room to record one document's values while it is parsed ([`Value::parse`]). Kept by the caller and
+/// lent for each document, so parsing neither clears nor moves it; only the entries a parse writes are read.
 #[derive(Clone, Debug)]
 pub struct Tape {
     entries: [Entry; TAPE],
-    prefix: [u8; PREFIX],
 }
 
 impl Default for Tape {
     fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE], prefix: [0; PREFIX] }
-    }
-}
-
-impl Tape {
-    /// The last document's first bytes, [`PREFIX`] of them: past its length, bytes of documents before it.
-    pub fn kept(&self) -> &[u8; PREFIX] {
-        &self.prefix
+        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE] }
     }
 }
 
@@ -75,10 +61,6 @@ impl<'a> Value<'a> {
     /// Returns `None` for anything malformed or nested deeper than [`MAX_DEPTH`]. O(n) time, O(1)
     /// memory (the tape's).
     pub fn parse(bytes: &'a [u8], tape: &'a mut Tape) -> Option<Value<'a>> {
-        let keep = bytes.len().min(PREFIX);
-        if let (Some(to), Some(from)) = (tape.prefix.get_mut(..keep), bytes.get(..keep)) {
-            to.copy_from_slice(from);
-        }
         let (start, end, len) = check(bytes, &mut tape.entries)?;
         Some(Value { raw: bytes.get(start..end)?, tape: tape.entries.get(..len).unwrap_or_default() })
     }

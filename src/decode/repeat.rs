@@ -11,11 +11,14 @@ use super::{OutputKind, Text};
 use crate::json::{self, Str, Tape};
 use crate::scan;
 
+/// The longest event a repeat is looked for after: its bytes are kept to compare the next event with.
+const KEPT: usize = 512;
+
 /// The member OpenAI ends its chunks with (padding against length side channels), up to its string.
 const PADDING: &[u8] = b"\"obfuscation\":";
 
-/// The last event's text, when it was all its decoding told the sink that was new, and the event is the
-/// tape's last document, kept whole.
+/// The last event's text, when it was all its decoding told the sink that was new, and where it was in
+/// that event, which the [`Decoder`] keeps.
 #[derive(Clone, Debug)]
 struct Repeat {
     kind: OutputKind,
@@ -29,11 +32,11 @@ struct Repeat {
 }
 
 impl Repeat {
-    /// The text of `event` when it is the last event (parsed last on `tape`) but for a non-empty text
-    /// and its padding, both checked as JSON strings: then its decoding tells the sink what the last one's
-    /// did, with this text. O(length of the event) at most; `None` otherwise.
-    fn text<'a>(&self, event: &'a [u8], tape: &Tape) -> Option<Str<'a>> {
-        let last = tape.kept().get(..self.len)?;
+    /// The text of `event` when it is the `last` event but for a non-empty text and its padding, both
+    /// checked as JSON strings: then its decoding tells the sink what the last one's did, with this text.
+    /// O(length of the event) at most; `None` otherwise.
+    fn text<'a>(&self, event: &'a [u8], last: &[u8; KEPT]) -> Option<Str<'a>> {
+        let last = last.get(..self.len)?;
         if !scan::same(event.get(..self.open)?, last.get(..self.open)?) {
             return None;
         }
@@ -48,11 +51,11 @@ impl Repeat {
         (end == event.len() && event.get(end - 1) == last.last() && !text.is_empty()).then_some(text)
     }
 
-    /// The repeat to look for after `event` was parsed on the tape and decoded, its sink told `outputs`
-    /// outputs the last of which is `last`: when it was the one output, a string, and the tape keeps the
-    /// whole event. O(1), or O(the padding) when the event ends with it.
+    /// The repeat to look for after `event` was decoded, its sink told `outputs` outputs the last of which
+    /// is `last`: when it was the one output, a string, and the event is short enough to keep. O(1), or
+    /// O(the padding) when the event ends with it.
     fn after(event: &[u8], outputs: u64, last: Option<LastText>) -> Option<Repeat> {
-        let LastText { kind, at, len } = last.filter(|_| outputs == 1 && event.len() <= json::PREFIX)?;
+        let LastText { kind, at, len } = last.filter(|_| outputs == 1 && event.len() <= KEPT)?;
         let open = at.checked_sub(event.as_ptr() as usize + 1)?;
         let close = open + 1 + len;
         let padding = padding(event).unwrap_or(event.len());
@@ -69,23 +72,35 @@ fn padding(event: &[u8]) -> Option<usize> {
 }
 
 /// What decoding a stream keeps from one event to the next: the tape its JSON is parsed on, and the
-/// last event's text when a repeat of that event can be told from its bytes.
-#[derive(Clone, Debug, Default)]
+/// last event's text and bytes when a repeat of that event can be told from its bytes.
+#[derive(Clone, Debug)]
 pub struct Decoder {
     pub tape: Tape,
     repeat: Option<Repeat>,
+    /// The bytes of the event `repeat` was found in (its length is `repeat`'s).
+    last: [u8; KEPT],
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder { tape: Tape::default(), repeat: None, last: [0; KEPT] }
+    }
 }
 
 impl Decoder {
     /// The text of `event` when it repeats the last one (see [`Repeat::text`]), with its kind.
     pub(super) fn repeated<'a>(&self, event: &'a [u8]) -> Option<(OutputKind, Str<'a>)> {
         let repeat = self.repeat.as_ref()?;
-        Some((repeat.kind, repeat.text(event, &self.tape)?))
+        Some((repeat.kind, repeat.text(event, &self.last)?))
     }
 
-    /// `event`, parsed on the tape, was decoded: its sink was told `outputs` outputs, the last `last`.
+    /// `event` was decoded: its sink was told `outputs` outputs, the last `last`. Keeps its bytes when a
+    /// repeat of it can be looked for. O(its length) then, else O(1).
     pub(super) fn decoded(&mut self, event: &[u8], outputs: u64, last: Option<LastText>) {
         self.repeat = Repeat::after(event, outputs, last);
+        if let (Some(_), Some(to)) = (&self.repeat, self.last.get_mut(..event.len())) {
+            to.copy_from_slice(event);
+        }
     }
 
     /// The last event was malformed: nothing repeats it.
