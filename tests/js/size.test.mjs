@@ -11,7 +11,7 @@
 // (decode/repeat.rs) took 348 B for the core's per-event goal, of which the OpenAI decoder's loops out of
 // line gave back 97 B (22,193 B), then 22 KB until the wasm's code in streams (js/lib/wasm-streams.js),
 // DOM paint times in a module of their own, static data before a smaller stack and cheaper OpenAI
-// lookups saved 1,196 B (20,997 B; docs/size.md); a page that only wants onReport pays less.
+// lookups saved 1,192 B (21,001 B; docs/size.md); a page that only wants onReport pays less.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
