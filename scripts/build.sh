@@ -48,6 +48,11 @@ esbuild=(node_modules/.bin/esbuild --bundle --minify --format=esm --target=es202
 "${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --external:./lib/dom-render.js --outdir="$out"
 "${esbuild[@]}" "$stage/lib/beacons/beacons.js" "$stage/lib/beacons/otlp.js" --outdir="$out/beacons"
 "${esbuild[@]}" "$stage/lib/dom-render.js" --outdir="$out/lib"
+# Then terser over each bundle: its compressor folds what esbuild's leaves and its mangler names the
+# variables anew, 254 B brotli off index.js and 90 B off beacons.js (docs/size.md, "Sixth pass").
+for bundle in "$out"/index.js "$out"/beacons/*.js "$out"/lib/*.js; do
+  node_modules/.bin/terser "$bundle" --module --ecma 2020 --compress passes=3 --mangle --format ascii_only=true -o "$bundle"
+done
 cp js/index.d.ts "$out/"
 install -D -m 644 -t www/dashboard/vendor node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css # the dashboard's charts, served as they are
 echo "build: $out/ ready (index.js $(wc -c < "$out/index.js") bytes with $(wc -c < "$stage/llm_ux_meter.wasm") bytes of wasm in it; beacons/ $(cat "$out"/beacons/*.js | wc -c) bytes)"
