@@ -5,16 +5,17 @@
 // ms once a page, on the main thread.
 
 /** The streams, in their order in the split module: function sizes, local declarations, opcodes (with
- * alignments, call targets, globals and the rarer immediates), block types, branch labels, local
- * indexes, i32 and i64 constants, float bytes, memory offsets. */
-export const STREAMS = 'scoblvijfm';
+ * alignments, call targets, globals and the rarer immediates), block types, branch labels (`br_if`'s
+ * apart), local indexes (`local.set`'s apart), i32 and i64 constants, float bytes, memory offsets
+ * (of more than one byte: the last, flagged, in `m`, the others in `M`). */
+export const STREAMS = 'scoblrvwijfmM';
 
 /** `immediates` of opcodes 0 to 0x44, by opcode (the others have none). */
 const BY_OPCODE = (
   ',,b,b,b,,,,,,,,' + // 0x00-0x0B: block, loop and if take a block type
-  'l,l,*l,,o,oo,' + // 0x0C-0x11: br, br_if, br_table; call, call_indirect (type and table)
+  'l,r,*l,,o,oo,' + // 0x0C-0x11: br, br_if, br_table; call, call_indirect (type and table)
   ',,,,,,,,,,,,,,' + // 0x12-0x1F: none the core uses takes any
-  'v,v,v,o,o,o,o,,' + // 0x20-0x27: local.get, set, tee; global.get, set; table.get, set
+  'v,w,v,o,o,o,o,,' + // 0x20-0x27: local.get, set, tee; global.get, set; table.get, set
   'om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,om,' + // 0x28-0x3E: loads, stores: alignment, offset
   'o,o,i,j,ffff,ffffffff' // 0x3F-0x44: memory.size, grow (memory 0); i32, i64, f32 and f64 constants
 ).split(',');
@@ -83,7 +84,16 @@ export function splitStreams(wasm) {
   walkCode(code.count, (stream, raw) => {
     const from = q;
     const value = raw ? wasm[q++] : number();
-    streams[stream].push(...wasm.subarray(from, q));
+    const bytes = [...wasm.subarray(from, q)];
+    // A memory offset of more than one byte: its last byte, flagged, in `m`; the others in `M`, the
+    // last of them unflagged, so that `M` reads as LEB128 numbers. Offsets of one byte, most of them,
+    // are alike small numbers; the high bytes of the others (into the static data) are alike too.
+    if (stream == 'm' && bytes.length > 1) {
+      streams.m.push(bytes.pop() | 128);
+      bytes.push(bytes.pop() & 127);
+      stream = 'M';
+    }
+    streams[stream].push(...bytes);
     return value;
   }, () => q);
   if (q !== code.end) throw new Error(`the code section ends at ${code.end}, its functions at ${q}`);
@@ -103,6 +113,8 @@ export function joinStreams(bytes) {
   let o = 0;
   /** Copies the next LEB128 number (or byte, if `raw`) of `stream` to the module; returns its value. */
   const take = (stream, raw) => {
+    // A flagged memory offset: its first bytes from `M`, then its last from `m` (its value is not used).
+    if (stream == 'm' && bytes[at.m] > 127) return take('M'), (out[o - 1] |= 128), (out[o++] = bytes[at.m++] & 127);
     let value = 0;
     let shift = 0;
     let byte;
