@@ -15,8 +15,9 @@
 //   is 1,323 B raw and 722 B brotli smaller. What is used comes from the relocations the linker keeps
 //   with `--emit-relocs`: every address of data in code or data is one, naming its symbol, so a data
 //   symbol no relocation from a used function or used data names is never read. The exports are used,
-//   and what used things name, except what the rewritten functions name and a location passed to a
-//   trapping call. The linking and relocation sections are then dropped.
+//   and what used things name, except what the rewritten functions name and panic locations, told by
+//   their shape (a file name ending in `.rs`, a line, a column). The linking and relocation sections
+//   are then dropped.
 // - The linker's exports of its layout globals (`__data_end`, `__heap_base`), which nothing reads, go: 35 B.
 //
 //   node scripts/rewrite-wasm.mjs IN.wasm OUT.wasm    (IN linked with --emit-relocs; OUT keeps IN's names)
@@ -86,14 +87,15 @@ function collectData(wasm) {
   const segments = Array.from({ length: u32() }, () => {
     const flags = u32();
     if (flags === 2) u32();
+    let address = -1;
     if (flags !== 1) {
       // An active segment's address: i32.const N, end.
       if (wasm[pos++] !== 0x41) throw new Error('a data offset other than i32.const');
-      u32();
+      address = u32();
       if (wasm[pos++] !== 0x0b) throw new Error('a data offset other than i32.const');
     }
     const size = u32();
-    return { at: (pos += size) - size };
+    return { at: (pos += size) - size, address, size };
   });
   // The symbol table: functions by index, data by where their bytes are.
   const symbols = [];
@@ -120,42 +122,41 @@ function collectData(wasm) {
     }
     pos = end;
   }
-  // What each function and data symbol names. An address pushed right before a call of a trapping
-  // function is only that call's argument (a panic's location: `#[track_caller]` passes it last).
+  // What each function and data symbol names.
   const functionNames = new Map(symbols.filter((s) => s.kind === 0).map((s) => [s.index, s.name ?? '']));
-  const traps = (symbol) => symbols[symbol]?.kind === 0 && DIVERGING.some((pattern) => pattern.test(functionNames.get(symbols[symbol].index) ?? ''));
   const named = new Map();
   const names = (key, symbol) => named.set(key, [...(named.get(key) ?? []), symbol]);
   const dataAt = (at) => symbols.findIndex((s) => s.kind === 1 && at >= s.start && at < s.end);
-  const inCode = [];
   for (const relocations of sections.filter((s) => s.custom?.startsWith('reloc.'))) {
     pos = relocations.payload;
     const target = sections[u32()];
     for (let n = u32(); n > 0; n--) {
       const [type, offset, symbol] = [wasm[pos++], u32(), u32()];
       if (WITH_ADDEND.has(type)) u32();
-      if (target === code) inCode.push({ type, offset, symbol });
-      else if (target === data) {
+      if (target === code) {
+        const body = bodies.findIndex(([start, end]) => offset >= start && offset < end);
+        if (body < 0) throw new Error('a code relocation outside the functions');
+        names(`f${body}`, symbol);
+      } else if (target === data) {
         const at = dataAt(data.content + offset);
         if (at < 0) throw new Error('a data relocation outside the data symbols');
         names(`d${at}`, symbol);
       } else throw new Error(`relocations of a section other than code and data (${target.custom ?? target.id})`);
     }
   }
-  const callAt = new Map(inCode.filter((r) => r.type === 0).map((r) => [r.offset, r.symbol]));
-  for (const { type, offset, symbol } of inCode) {
-    const body = bodies.findIndex(([start, end]) => offset >= start && offset < end);
-    if (body < 0) throw new Error('a code relocation outside the functions');
-    if (type === 4 && wasm[code.content + offset - 1] === 0x41) {
-      pos = code.content + offset;
-      u32(); // the i32.const's immediate
-      if (wasm[pos] === 0x10 && traps(callAt.get(pos + 1 - code.content))) continue;
-    }
-    names(`f${body}`, symbol);
-  }
+  // A panic's location: 16 bytes, the address and length of a source file's name, then a line and a
+  // column. Only the panic handler would read one, and it traps without: a location stays unused
+  // whoever passes it on (a trapping call, or `Vec::insert` on to its own).
+  const word = (at) => wasm.readUInt32LE(at);
+  const fileName = (address, length) => {
+    const segment = segments.find((s) => address >= s.address && address + length <= s.address + s.size);
+    return segment && wasm.subarray(segment.at + address - segment.address, segment.at + address - segment.address + length).toString('latin1');
+  };
+  const location = ({ start, end }) => end - start === 16 && /^[\w/.-]+\.rs$/.test(fileName(word(start), word(start + 4)) ?? '');
   const used = new Set();
   const use = (key) => {
     if (used.has(key)) return;
+    if (key.startsWith('d') && location(symbols[Number(key.slice(1))])) return;
     used.add(key);
     if (key.startsWith('f') && rewritten(functionNames.get(Number(key.slice(1))) ?? '')) return;
     for (const symbol of named.get(key) ?? []) {
