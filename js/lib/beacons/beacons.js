@@ -11,7 +11,6 @@ import { recordUrl } from './record-url.js';
 import { withinBounds } from './record-bounds.js';
 
 const ENVELOPE_VERSION = 1;
-const DEFAULTS = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000 };
 /** Bounds of what waits for a retry, and of what is kept for the next page load. */
 const MAX_QUEUED_RECORDS = 1000;
 const MAX_QUEUED_BYTES = 1024 * 1024;
@@ -26,13 +25,14 @@ const BACKOFF_MAX_MS = 60_000;
  */
 export function createBeacons(options, health) {
   const { endpoint, beforeSend, fetchImpl, toOtlp, randomId, fields } = options;
-  const limits = { ...DEFAULTS, ...options.batch };
+  // The app's batch limits over the defaults.
+  const { maxRecords, maxBytes, maxDelayMs } = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000, ...options.batch };
   const otlp = options.format === 'otlp';
   const sampleRate = options.sampleRate ?? 1;
   const sessionId = sessionIdFor(options.sessionId, randomId);
   const sampled = isSampled(sessionId, sampleRate);
   const context = pageContext();
-  const transport = createTransport(endpoint, { contentType: otlp ? 'application/json' : 'text/plain;charset=UTF-8', fetchImpl });
+  const transport = createTransport(endpoint, { json: otlp, fetchImpl });
   let pageId = randomId();
 
   let current = [];
@@ -85,11 +85,11 @@ export function createBeacons(options, health) {
       dropped.tooLarge++;
       return;
     }
-    if (current.length > 0 && currentBytes + bytes > limits.maxBytes) flushCurrent();
+    if (current.length > 0 && currentBytes + bytes > maxBytes) flushCurrent();
     current.push(record);
     currentBytes += bytes;
-    if (current.length >= limits.maxRecords || currentBytes >= limits.maxBytes) flushCurrent();
-    else timer ??= setTimeout(flushCurrent, limits.maxDelayMs);
+    if (current.length >= maxRecords || currentBytes >= maxBytes) flushCurrent();
+    else timer ??= setTimeout(flushCurrent, maxDelayMs);
   }
 
   /** Whether the collector would take `record` (else it would refuse its whole batch); counts a refusal. */
@@ -111,7 +111,7 @@ export function createBeacons(options, health) {
     if (send) pump();
   }
 
-  function enqueue(records, bytes) {
+  function enqueue(records, bytes = sizeOf(records)) {
     queue.push({ batchId: randomId(), records, bytes, attempt: 0 });
     // Bounded: past the limits the oldest batches go, and are counted.
     while (queue.length > 1 && (queued((batch) => batch.bytes) > MAX_QUEUED_BYTES || queued(recordsOf) > MAX_QUEUED_RECORDS)) {
@@ -134,8 +134,8 @@ export function createBeacons(options, health) {
       return pump();
     }
     batch.attempt++;
-    failures++;
-    const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
+    // 1 s after the first failure in a row, doubling to the cap, ±20%.
+    const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** failures++) * (0.8 + Math.random() * 0.4);
     retryTimer = setTimeout(retryNow, Math.max(backoff, result));
   }
 
@@ -190,10 +190,7 @@ export function createBeacons(options, health) {
 
   // What the previous page could not send goes first, less what has grown too old meanwhile.
   const stored = takeStored().filter(inBounds);
-  for (let i = 0; i < stored.length; i += limits.maxRecords) {
-    const records = stored.slice(i, i + limits.maxRecords);
-    enqueue(records, sizeOf(records));
-  }
+  for (let i = 0; i < stored.length; i += maxRecords) enqueue(stored.slice(i, i + maxRecords));
   pump();
 
   return {

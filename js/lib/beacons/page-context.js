@@ -7,15 +7,15 @@ export function pageContext() {
   const nav = globalThis.navigator ?? {};
   const connection = nav.connection ?? {};
   const context = {
-    connection: connection.effectiveType,
-    rttMs: connection.rtt,
-    deviceMemoryGb: nav.deviceMemory,
+    connection: connection.effectiveType ?? null,
+    rttMs: connection.rtt ?? null,
+    deviceMemoryGb: nav.deviceMemory ?? null,
     cores: Number.isInteger(nav.hardwareConcurrency) ? nav.hardwareConcurrency : null,
   };
-  // A value outside the beacon contract (an odd browser) is left out: it would cost every record.
+  // A value outside the beacon contract (an odd browser) is left out: it would cost every record. The
+  // other fields are not in `context`, and what is absent fits.
   for (const field of OTHER_FIELDS) {
-    const [name] = field;
-    if (name in context) context[name] = fits(field, context[name]) ? (context[name] ?? null) : null;
+    if (!fits(field, context[field[0]])) context[field[0]] = null;
   }
   context.browser = browserFamily(nav.userAgent ?? '');
   return context;

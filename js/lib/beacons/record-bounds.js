@@ -49,9 +49,9 @@ export function fits([, kind, ...bounds], value) {
  * the report's, with their bounds (report-fields.js). O(fields).
  */
 export function withinBounds(record, nowMs, fields) {
-  for (const field of [...fields, ...OTHER_FIELDS]) {
+  const fieldsFit = [...fields, ...OTHER_FIELDS].every((field) => {
     const [key, member] = field[0].split('.');
-    if (!fits(field, member ? record[key]?.[member] : record[key])) return false;
-  }
-  return record.startedAt >= nowMs - MAX_AGE_MS && record.startedAt <= nowMs + MAX_AHEAD_MS;
+    return fits(field, member ? record[key]?.[member] : record[key]);
+  });
+  return fieldsFit && record.startedAt >= nowMs - MAX_AGE_MS && record.startedAt <= nowMs + MAX_AHEAD_MS;
 }

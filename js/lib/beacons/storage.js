@@ -20,11 +20,14 @@ export function store(records, maxBytes) {
   if (records.length === 0) return 0;
   try {
     const all = [...takeStored(), ...records];
-    let dropped = 0;
-    let json;
-    while (dropped < all.length && (json = JSON.stringify(all.slice(dropped))).length > maxBytes) dropped++;
-    if (dropped < all.length) localStorage.setItem(KEY, json);
-    return dropped;
+    for (let dropped = 0; dropped < all.length; dropped++) {
+      const json = JSON.stringify(all.slice(dropped));
+      if (json.length <= maxBytes) {
+        localStorage.setItem(KEY, json);
+        return dropped;
+      }
+    }
+    return all.length;
   } catch {
     return records.length;
   }

@@ -8,11 +8,11 @@ import { retryAfterMs } from './retry-after.js';
 export const EXIT_PAYLOAD_BYTES = 60 * 1024;
 
 /**
- * `contentType`: 'text/plain' (no CORS preflight; sendBeacon can send it) or 'application/json'
- * (OTLP collectors want it). `fetchImpl` is the page's fetch from before any hook.
+ * Bodies go as 'text/plain' (no CORS preflight; sendBeacon can send it), or as 'application/json' when
+ * `json` (OTLP collectors want it). `fetchImpl` is the page's fetch from before any hook.
  */
-export function createTransport(endpoint, { contentType, fetchImpl }) {
-  const simple = contentType.startsWith('text/plain');
+export function createTransport(endpoint, { json, fetchImpl }) {
+  const contentType = json ? 'application/json' : 'text/plain;charset=UTF-8';
   const post = (body, keepalive) => fetchImpl(endpoint, { method: 'POST', body, headers: { 'content-type': contentType }, keepalive, credentials: 'omit' });
   return {
     /**
@@ -24,7 +24,7 @@ export function createTransport(endpoint, { contentType, fetchImpl }) {
         const response = await post(body, false);
         const status = response.status;
         if (response.ok || !(status === 408 || status === 429 || status >= 500)) return response.ok;
-        return retryAfterMs(response.headers.get('retry-after')) ?? 0;
+        return retryAfterMs(response.headers.get('retry-after'));
       } catch {
         return 0;
       }
@@ -32,7 +32,7 @@ export function createTransport(endpoint, { contentType, fetchImpl }) {
     /** Hands `body` to the browser to send after the page is gone; false when it would not take it. */
     sendOnExit(body) {
       try {
-        if (simple && globalThis.navigator?.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
+        if (!json && globalThis.navigator?.sendBeacon?.(endpoint, new Blob([body], { type: contentType }))) return true;
         post(body, true).catch(() => {});
         return true;
       } catch {
