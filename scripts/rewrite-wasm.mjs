@@ -10,8 +10,8 @@
 // - libm's square root, ceiling and rounding use wasm's own instructions. These are exact operations,
 //   so the results are the same bits; libm uses the instructions only with an unstable feature, and
 //   its portable square root (128-bit multiplications) and the others were 419 B brotli.
-// - Constant data only those functions use is zeroed (wasm-opt then drops it): panic messages and most
-//   of their locations, the digit table that formats their numbers, the square root's table; the wasm
+// - Constant data only those functions use is zeroed (wasm-opt then drops it): panic messages and
+//   their locations, the digit table that formats their numbers, the square root's table; the wasm
 //   is 1,323 B raw and 722 B brotli smaller. What is used comes from the relocations the linker keeps
 //   with `--emit-relocs`: every address of data in code or data is one, naming its symbol, so a data
 //   symbol no relocation from a used function or used data names is never read. The exports are used,
@@ -87,7 +87,7 @@ function collectData(wasm) {
   const segments = Array.from({ length: u32() }, () => {
     const flags = u32();
     if (flags === 2) u32();
-    let address = -1;
+    let address = NaN; // a passive segment has none: no address is within it
     if (flags !== 1) {
       // An active segment's address: i32.const N, end.
       if (wasm[pos++] !== 0x41) throw new Error('a data offset other than i32.const');
