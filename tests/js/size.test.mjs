@@ -12,7 +12,7 @@
 // line gave back 97 B (22,193 B), then 20.75 KB until the wasm's code in streams (js/lib/wasm-streams.js),
 // DOM paint times in a module of their own, static data before a smaller stack and cheaper OpenAI
 // lookups saved 1,192 B (21,001 B), then the goal, 20 KB, since terser after esbuild, finer streams, panic
-// locations dropped and a lighter beacons module saved 593 B more (20,408 B; docs/size.md); a page that
+// locations dropped and a lighter beacons module saved 549 B more (20,452 B; docs/size.md); a page that
 // only wants onReport pays less.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
