@@ -4,8 +4,9 @@
 use super::{finish_str, model_str, output_str, usage_with_details, OutputKind, Sink, Value};
 
 pub(super) fn decode(chunk: Value, sink: &mut impl Sink) {
-    // The chunk, of many members, is read in one pass; a choice and its delta, of one to three, by lookups. Most events of a stream are repeats and never
-    // reach a decoder (repeat.rs), so code weighs more than speed here.
+    // The chunk, of many members, is read in one pass; a choice and its delta, of one to three, by
+    // lookups. Most events of a stream are repeats and never reach a decoder (repeat.rs), so code weighs
+    // more than speed here.
     let mut finished = false;
     let mut members = chunk.members();
     // Keys compared with `==`, not matched as byte-string patterns: a pattern is compared byte by byte,
