@@ -1,43 +1,56 @@
-//! `GET /api/compare`: an A/B judgement of streaming smoothness between two values of a dimension.
+//! `GET /api/compare`: an A/B judgement of streaming smoothness between two values of a dimension,
+//! with the experiment's unit (the session) as the sample ([`crate::experiment`] says why and how).
 //!
 //! Parameters: those of [`crate::params`] (no `groupBy`), and
 //! - `dimension` (default `variant`), `a` and `b`: the two arms, `dimension=a` and `dimension=b`;
-//! - `metric`: `ttftMs`, `tpotMs` (default), `gapP90Ms`, `renderDelayMs` or `stallMs`.
+//! - `metric`: `ttftMs`, `tpotMs` (default), `gapP90Ms`, `renderDelayMs` or `stallMs`: the primary
+//!   metric, whose mean per stream the decision is about;
+//! - `unit`: `session` (the default and, for now, the only unit);
+//! - `split`: the expected split of units, `a:b` weights (default `1:1`), for the sample-ratio check;
+//! - `mde`: the relative difference the power figures plan for (default 0.1, from 0.001 to 10).
 //!
-//! Answer: `{ "metric", "a": { "value", "count", "sampled", "median" }, "b": { ... }, "difference":
-//! { "estimate", "ci95": [lo, hi] }, "mannWhitney": { "u", "pValue" }, "stallRate": { "a", "b",
-//! "pValue" }, "stopRate": { "a", "b", "pValue" }, "goodput": { "a", "b", "pValue" }, "verdict" }`:
-//! - `count`: the arm's streams with a value of the metric; `median`: their exact median;
-//! - `sampled`: whether the arm has more than [`MAX_ARM_VALUES`] values, in which case its median,
-//!   the difference and the Mann-Whitney test use a uniform random sample of that many of them
-//!   (reservoir sampling with a fixed seed; `count` stays the arm's total);
-//! - `difference`: median(b) − median(a), with a 95% interval from the two medians' McKean-Schrader
-//!   standard errors (null below 3 values in an arm);
-//! - `mannWhitney`: U of arm a and the two-sided p-value ([`crate::stats::mann_whitney`]);
-//! - `stallRate`, `stopRate`, `goodput`: each arm's share (as in the summary) and a two-proportion
-//!   z-test; goodput is null without an SLO;
-//! - `verdict`: one line; says so when an arm has fewer than [`MIN_PER_ARM`] values.
+//! The experiment is the window `[from, to)`: give its start as `from` and look as often as you
+//! like with a later `to` (the default `to` is now); the sequential result stays valid at every look.
 //!
-//! Cost: the arms' metric values are read from the records (exact tests): time O(n) to read them
-//! plus O(m log m) for the tests, memory O(m), m = min(n, [`MAX_ARM_VALUES`]) per arm; the shares
-//! come from rollups, as in the summary (one group per arm).
+//! Answer: `{ "metric", "unit", "from", "to", "a": { "value", "units", "streams", "count", "mean",
+//! "median" }, "b": { ... }, "mixedUnits", "sampled", "difference": { "estimate", "relative",
+//! "ci95", "pValue", "significant" }, "sequential": { "method", "pValue", "ci95", "significant",
+//! "status" }, "srm": { "expected", "observed", "pValue", "mismatch" }, "power": {
+//! "relativeDifference", "unitsPerArm", "moreUnitsPerArm", "detectableNow" }, "secondary": {
+//! "median", "stallRate", "stopRate", "goodput" }, "verdict" }`:
+//! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`);
+//!   `streams`: their streams; `count`: those with a value of the metric; `mean`, `median`: over
+//!   those streams;
+//! - `sampled`: more units or values than [`crate::experiment::units`] keeps: the figures are of a
+//!   uniform sample of units;
+//! - `difference`: mean(b) − mean(a), the fixed-horizon test: valid at one look at a sample size
+//!   set beforehand only;
+//! - `sequential`: the always-valid test of the same difference (the decision): `status` is `keep
+//!   collecting`, `a is better`, `b is better`, `no difference larger than X%` or `sample ratio
+//!   mismatch`;
+//! - `srm`: units per arm against `split` (chi-square); `mismatch` below p = 0.001;
+//! - `power`: units per arm that detect `mde` with 80% power (fixed horizon), how many more that
+//!   is than the smaller arm has, and the relative difference detectable now;
+//! - `secondary`: each `{ "a", "b", "difference", "ci95", "pValue" }` (fixed horizon, over units):
+//!   the medians, and the shares as in the summary; goodput is null without an SLO;
+//! - `verdict`: one line, in units.
+//!
+//! Cost: one read of the arms' records (unit, dimensions, metrics): time O(n log k) for n records
+//! and k kept units, memory O(k + kept values), bounded by sampling units.
 
-use crate::dims::{Dim, Metric};
+use crate::dims::{Dim, Metric, Unit};
+use crate::experiment::power::power;
+use crate::experiment::quantile::{median_over_units, Median};
+use crate::experiment::ratio::{Difference, Ratio};
+use crate::experiment::sequential::{msprt, Sequential, MIXING_SHARE};
+use crate::experiment::srm::{srm_p_value, MISMATCH_P};
+use crate::experiment::units::{read_arms, Arms, ArmsQuery, UnitFigures};
+use crate::experiment::{goodput, mean, stall_rate, stop_rate, Compared, ALPHA, MIN_UNITS};
 use crate::params::{self, bad, Takes, Window};
-use crate::query::visit_window;
-use crate::rollup::Grain;
-use crate::tally::Tally;
-use crate::stats::{mann_whitney, median, median_standard_error, p_text, two_proportion, Z95};
-use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
+use crate::stats::p_text;
+use crate::store::{Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Value};
-
-/// Below this many values in an arm, the verdict declines to judge.
-pub const MIN_PER_ARM: usize = 30;
-/// The significance level of the verdict.
-pub const ALPHA: f64 = 0.05;
-/// The most values of an arm the tests use: beyond, a uniform random sample of this many.
-pub const MAX_ARM_VALUES: usize = 100_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareQuery {
@@ -46,11 +59,16 @@ pub struct CompareQuery {
     pub a: String,
     pub b: String,
     pub metric: Metric,
+    pub unit: Unit,
+    /// The expected weights of the arms' units.
+    pub split: [f64; 2],
+    /// The relative difference the power figures plan for.
+    pub mde: f64,
 }
 
 /// Parses `GET /api/compare`'s query string. O(query length); never panics.
 pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
-    let (window, own) = params::parse(raw, now_ms, &["dimension", "a", "b", "metric"], Takes { group_by: false, slo: true })?;
+    let (window, own) = params::parse(raw, now_ms, &["dimension", "a", "b", "metric", "unit", "split", "mde"], Takes { group_by: false, slo: true })?;
     let name = own.get("dimension").map(String::as_str).unwrap_or("variant");
     let dimension = Dim::from_name(name).ok_or_else(|| bad("dimension", format!("unknown dimension {name:?}; known: {}", Dim::names())))?;
     if window.filters.iter().any(|(d, _)| *d == dimension) {
@@ -58,123 +76,230 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
     }
     let arm = |key: &str| own.get(key).cloned().ok_or_else(|| bad(key, format!("missing: the {name} value of arm {key}")));
     let (a, b) = (arm("a")?, arm("b")?);
+    if a == b {
+        return Err(bad("b", format!("the same arm as a ({a:?}): compare two different values")));
+    }
     let metric_name = own.get("metric").map(String::as_str).unwrap_or("tpotMs");
     let metric = Metric::from_name(metric_name).ok_or_else(|| bad("metric", format!("unknown metric {metric_name:?}; known: {}", Metric::names())))?;
-    Ok(CompareQuery { window, dimension, a, b, metric })
+    let unit_name = own.get("unit").map(String::as_str).unwrap_or("session");
+    let unit = Unit::from_name(unit_name).ok_or_else(|| bad("unit", format!("unknown unit {unit_name:?}; known: session")))?;
+    let split = match own.get("split") {
+        None => [1.0, 1.0],
+        Some(text) => parse_split(text).ok_or_else(|| bad("split", format!("expected the arms' weights as a:b, two positive numbers such as 50:50, got {text:?}")))?,
+    };
+    let mde = match own.get("mde") {
+        None => 0.1,
+        Some(text) => text.trim().parse().ok().filter(|m: &f64| (0.001..=10.0).contains(m)).ok_or_else(|| bad("mde", format!("expected a relative difference from 0.001 to 10 (0.1 is 10%), got {text:?}")))?,
+    };
+    Ok(CompareQuery { window, dimension, a, b, metric, unit, split, mde })
 }
 
-struct Arm {
-    value: String,
-    /// How many values the arm has.
-    count: u64,
-    /// Those values, or a uniform sample of [`MAX_ARM_VALUES`] of them, sorted.
-    sorted: Vec<f64>,
-    tally: Tally,
+fn parse_split(text: &str) -> Option<[f64; 2]> {
+    let (a, b) = text.split_once(':')?;
+    let weight = |w: &str| w.trim().parse().ok().filter(|w: &f64| w.is_finite() && *w > 0.0 && *w <= 1e9);
+    Some([weight(a)?, weight(b)?])
 }
 
-impl Arm {
-    fn sampled(&self) -> bool {
-        self.count > self.sorted.len() as u64
-    }
-}
-
-/// A uniform random sample of at most `capacity` of the values offered one by one (Vitter's
-/// algorithm R), from a fixed seed: the same values in the same order give the same sample.
-/// O(1) per value, memory O(capacity).
-struct Reservoir {
-    capacity: usize,
-    seen: u64,
-    kept: Vec<f64>,
-    rng: u64,
-}
-
-impl Reservoir {
-    fn new(capacity: usize) -> Reservoir {
-        Reservoir { capacity, seen: 0, kept: Vec::new(), rng: 0x9e37_79b9_7f4a_7c15 }
-    }
-
-    fn offer(&mut self, value: f64) {
-        self.seen += 1;
-        if self.kept.len() < self.capacity {
-            self.kept.push(value);
-            return;
-        }
-        // xorshift64*; the modulo bias is at most seen / 2^64.
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let slot = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) % self.seen;
-        if let Some(kept) = self.kept.get_mut(slot as usize) {
-            *kept = value;
-        }
-    }
-}
-
-fn read_arm(store: &dyn Store, q: &CompareQuery, value: &str) -> Result<Arm, StoreError> {
-    let w = &q.window;
-    let mut filters = w.filters.clone();
-    filters.push((q.dimension, vec![value.to_owned()]));
-    let mut sample = Reservoir::new(MAX_ARM_VALUES);
-    store.values(q.metric, w.from, w.to, &filters, &mut |v| sample.offer(v))?;
-    let mut sorted = sample.kept;
-    sorted.sort_by(f64::total_cmp);
-    let mut tally = Tally::default();
-    // The arm's counts only: its distribution comes from the sampled values.
-    let needs = Needs { per_bucket: false, metrics: [false; 5], extras: true, joint: JointNeed::goodput(&w.slo) };
-    visit_window(store, w.from, w.to, Grain::Day, Selection::filtered(&filters), needs, |_, _, r| tally.add(r, &w.slo))?;
-    Ok(Arm { value: value.to_owned(), count: sample.seen, sorted, tally })
-}
-
-/// The comparison in the contract shape. Memory O([`MAX_ARM_VALUES`]); time as the module doc says.
+/// The comparison in the contract shape. Time and memory as the module doc says.
 pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError> {
-    let (a, b) = (read_arm(store, q, &q.a)?, read_arm(store, q, &q.b)?);
-    let slo = &q.window.slo;
-    let (median_a, median_b) = (median(&a.sorted), median(&b.sorted));
-    let estimate = median_a.zip(median_b).map(|(ma, mb)| mb - ma);
-    let ci95 = median_standard_error(&a.sorted).zip(median_standard_error(&b.sorted)).zip(estimate).map(|((se_a, se_b), d)| {
-        let half = Z95 * (se_a * se_a + se_b * se_b).sqrt();
-        [d - half, d + half]
-    });
-    let mw = mann_whitney(&a.sorted, &b.sorted);
-    let stall_p = two_proportion(a.tally.rollup.stalled, a.tally.rollup.stall_known, b.tally.rollup.stalled, b.tally.rollup.stall_known);
-    let stop_p = two_proportion(a.tally.rollup.stopped, a.tally.rollup.reached, b.tally.rollup.stopped, b.tally.rollup.reached);
-    let goodput_p = if slo.is_empty() { None } else { two_proportion(a.tally.good, a.tally.rollup.count, b.tally.good, b.tally.rollup.count) };
-    let verdict = verdict(q, &a, &b, mw.map(|(_, p)| p), stall_p, stop_p);
-    let arm_json = |arm: &Arm, m: Option<f64>| json!({ "value": arm.value, "count": arm.count, "sampled": arm.sampled(), "median": m });
-    Ok(json!({
-        "metric": q.metric.name(),
-        "a": arm_json(&a, median_a),
-        "b": arm_json(&b, median_b),
-        "difference": { "estimate": estimate, "ci95": ci95 },
-        "mannWhitney": { "u": mw.map(|(u, _)| u), "pValue": mw.map(|(_, p)| p) },
-        "stallRate": { "a": a.tally.rollup.stall_rate(), "b": b.tally.rollup.stall_rate(), "pValue": stall_p },
-        "stopRate": { "a": a.tally.rollup.stop_rate(), "b": b.tally.rollup.stop_rate(), "pValue": stop_p },
-        "goodput": { "a": a.tally.goodput(slo), "b": b.tally.goodput(slo), "pValue": goodput_p },
-        "verdict": verdict,
-    }))
+    let w = &q.window;
+    let arms = read_arms(store, &ArmsQuery { from: w.from, to: w.to, filters: &w.filters, dimension: q.dimension, a: &q.a, b: &q.b, metric: q.metric, slo: &w.slo, unit: q.unit })?;
+    Ok(Judged::of(q, &arms).to_json(q, &arms))
 }
 
-fn verdict(q: &CompareQuery, a: &Arm, b: &Arm, p: Option<f64>, stall_p: Option<f64>, stop_p: Option<f64>) -> String {
-    let (metric, dim) = (q.metric.label(), q.dimension.name());
-    let (na, nb) = (a.count, b.count);
-    if na < MIN_PER_ARM as u64 || nb < MIN_PER_ARM as u64 {
-        return format!("Too few streams to judge: {dim} {:?} has {na} and {:?} has {nb} with a {metric} value; at least {MIN_PER_ARM} each are needed.", a.value, b.value);
+/// Everything the answer says, computed once.
+struct Judged {
+    mean: Compared,
+    medians: [Median; 2],
+    sequential: Option<Sequential>,
+    srm_p: Option<f64>,
+    shares: [(&'static str, Compared); 3],
+}
+
+impl Judged {
+    fn of(q: &CompareQuery, arms: &Arms) -> Judged {
+        let mean = Compared::of(arms, mean);
+        let values = |units: &[UnitFigures]| median_over_units(&units.iter().map(|u| u.values.as_slice()).collect::<Vec<_>>());
+        let sequential = mean.difference.zip(pooled(&mean)).and_then(|(d, pooled)| msprt(&d, MIXING_SHARE * pooled.abs(), ALPHA));
+        let srm_p = srm_p_value([arms.a.len() as u64, arms.b.len() as u64], q.split);
+        let goodput = if q.window.slo.is_empty() { Compared { a: None, b: None, difference: None } } else { Compared::of(arms, goodput) };
+        let shares = [("stallRate", Compared::of(arms, stall_rate)), ("stopRate", Compared::of(arms, stop_rate)), ("goodput", goodput)];
+        Judged { mean, medians: [values(&arms.a), values(&arms.b)], sequential, srm_p, shares }
     }
-    let (Some(ma), Some(mb), Some(p)) = (median(&a.sorted), median(&b.sorted), p) else {
-        return "Not enough data to compare.".into();
-    };
-    let differ = |what: &str, p: Option<f64>, ra: Option<f64>, rb: Option<f64>| match (p, ra, rb) {
-        (Some(p), Some(ra), Some(rb)) if p < ALPHA => format!(" {what} differ: {:.1}% vs {:.1}% ({}).", ra * 100.0, rb * 100.0, p_text(p)),
-        _ => String::new(),
-    };
-    let (ra, rb) = (&a.tally.rollup, &b.tally.rollup);
-    let shares = differ("Stall rates", stall_p, ra.stall_rate(), rb.stall_rate()) + &differ("Stop rates", stop_p, ra.stop_rate(), rb.stop_rate());
-    if p >= ALPHA {
-        return format!("No significant difference in {metric} between {:?} and {:?} ({}, medians {ma:.1} vs {mb:.1} ms).{shares}", a.value, b.value, p_text(p));
+
+    fn mismatch(&self) -> bool {
+        self.srm_p.is_some_and(|p| p < MISMATCH_P)
     }
-    let (better, worse, mb_, mw_) = if mb < ma { (&b.value, &a.value, mb, ma) } else { (&a.value, &b.value, ma, mb) };
-    let change = if mw_ > 0.0 { (mw_ - mb_) / mw_ * 100.0 } else { 0.0 };
-    format!("{better:?} is better on {metric}: median {mb_:.1} ms vs {mw_:.1} ms for {worse:?} ({change:.0}% lower), {} (Mann-Whitney).{shares}", p_text(p))
+
+    /// Units with a value in each arm.
+    fn units_with_values(&self) -> [usize; 2] {
+        [self.mean.a.map_or(0, |r| r.units), self.mean.b.map_or(0, |r| r.units)]
+    }
+
+    fn status(&self, q: &CompareQuery) -> String {
+        let [na, nb] = self.units_with_values();
+        match (&self.sequential, self.mean.a) {
+            _ if self.mismatch() => "sample ratio mismatch".into(),
+            (Some(s), Some(a)) if na >= MIN_UNITS && nb >= MIN_UNITS => {
+                if s.p_value <= ALPHA {
+                    (if s.ci[1] < 0.0 { "b is better" } else { "a is better" }).into()
+                } else {
+                    let widest = s.ci[0].abs().max(s.ci[1].abs()) / a.value.abs();
+                    if widest <= q.mde {
+                        format!("no difference larger than {}%", ceil_percent(widest))
+                    } else {
+                        "keep collecting".into()
+                    }
+                }
+            }
+            _ => "keep collecting".into(),
+        }
+    }
+
+    fn to_json(&self, q: &CompareQuery, arms: &Arms) -> Value {
+        let [na, nb] = self.units_with_values();
+        let decided = na >= MIN_UNITS && nb >= MIN_UNITS && !self.mismatch();
+        let arm_json = |value: &str, units: &[UnitFigures], ratio: Option<Ratio>, median: &Median| {
+            json!({
+                "value": value,
+                "units": units.len(),
+                "streams": units.iter().map(|u| u.streams).sum::<u64>(),
+                "count": units.iter().map(|u| u.values.len()).sum::<usize>(),
+                "mean": ratio.map(|r| r.value),
+                "median": median.value,
+            })
+        };
+        let d = self.mean.difference;
+        let relative = d.zip(self.mean.a).filter(|(_, a)| a.value != 0.0).map(|(d, a)| d.estimate / a.value.abs());
+        let power = self.mean.a.zip(self.mean.b).and_then(|(a, b)| power(&a, &b, q.mde));
+        let total = q.split[0] + q.split[1];
+        let secondary_json = |c: &Compared| {
+            json!({ "a": c.a.map(|r| r.value), "b": c.b.map(|r| r.value), "difference": c.difference.map(|d| d.estimate), "ci95": c.difference.map(|d| d.ci95()), "pValue": c.difference.map(|d| d.p_value()) })
+        };
+        let median_difference = match self.medians {
+            [Median { value: Some(ma), standard_error: Some(sa) }, Median { value: Some(mb), standard_error: Some(sb) }] => Some(Difference::between((ma, sa * sa), (mb, sb * sb))),
+            _ => None,
+        };
+        let mut secondary = serde_json::Map::new();
+        secondary.insert(
+            "median".into(),
+            json!({ "a": self.medians[0].value, "b": self.medians[1].value, "difference": median_difference.map(|d| d.estimate), "ci95": median_difference.map(|d| d.ci95()), "pValue": median_difference.map(|d| d.p_value()) }),
+        );
+        for (name, c) in &self.shares {
+            secondary.insert((*name).into(), secondary_json(c));
+        }
+        json!({
+            "metric": q.metric.name(),
+            "unit": q.unit.name(),
+            "from": q.window.from,
+            "to": q.window.to,
+            "a": arm_json(&q.a, &arms.a, self.mean.a, &self.medians[0]),
+            "b": arm_json(&q.b, &arms.b, self.mean.b, &self.medians[1]),
+            "mixedUnits": arms.mixed,
+            "sampled": arms.sampled,
+            "difference": {
+                "estimate": d.map(|d| d.estimate),
+                "relative": relative,
+                "ci95": d.map(|d| d.ci95()),
+                "pValue": d.map(|d| d.p_value()),
+                "significant": d.is_some_and(|d| d.p_value() < ALPHA) && decided,
+            },
+            "sequential": {
+                "method": "mSPRT",
+                "pValue": self.sequential.map(|s| s.p_value),
+                "ci95": self.sequential.map(|s| s.ci),
+                "significant": self.sequential.is_some_and(|s| s.p_value <= ALPHA) && decided,
+                "status": self.status(q),
+            },
+            "srm": {
+                "expected": [q.split[0] / total, q.split[1] / total],
+                "observed": [arms.a.len(), arms.b.len()],
+                "pValue": self.srm_p,
+                "mismatch": self.mismatch(),
+            },
+            "power": {
+                "relativeDifference": q.mde,
+                "unitsPerArm": power.map(|p| p.units_per_arm),
+                "moreUnitsPerArm": power.map(|p| (p.units_per_arm - na.min(nb) as f64).max(0.0)),
+                "detectableNow": power.map(|p| p.detectable_now),
+            },
+            "secondary": secondary,
+            "verdict": self.verdict(q, arms),
+        })
+    }
+
+    fn verdict(&self, q: &CompareQuery, arms: &Arms) -> String {
+        let (metric, dim, units) = (q.metric.label(), q.dimension.name(), q.unit.plural());
+        let (a, b) = (&q.a, &q.b);
+        if self.mismatch() {
+            let total = q.split[0] + q.split[1];
+            return format!(
+                "Sample ratio mismatch: {} {units} in {a:?} and {} in {b:?}, where {:.0}:{:.0} was expected ({}). Units of one arm go missing or are counted twice (an assignment or a meter failing in one arm): no winner is named until that is fixed.",
+                arms.a.len(),
+                arms.b.len(),
+                q.split[0] / total * 100.0,
+                q.split[1] / total * 100.0,
+                p_text(self.srm_p.unwrap_or(1.0))
+            );
+        }
+        let [na, nb] = self.units_with_values();
+        if na < MIN_UNITS || nb < MIN_UNITS {
+            return format!("Too few {units} to judge: {dim} {a:?} has {na} and {b:?} has {nb} with a {metric} value; at least {MIN_UNITS} each are needed.");
+        }
+        let (Some(ra), Some(rb), Some(s)) = (self.mean.a, self.mean.b, self.sequential) else {
+            return format!("No spread in {metric} within either arm: nothing to test.");
+        };
+        let (ma, mb) = (ra.value, rb.value);
+        let secondary = self.secondary_text();
+        let change = if ma != 0.0 { (mb - ma) / ma.abs() * 100.0 } else { 0.0 };
+        let seen = format!("{na} and {nb} {units}");
+        let status = self.status(q);
+        if s.p_value <= ALPHA {
+            let (better, worse, mbetter, mworse) = if mb < ma { (b, a, mb, ma) } else { (a, b, ma, mb) };
+            let lower = if mworse != 0.0 { (mworse - mbetter) / mworse * 100.0 } else { 0.0 };
+            return format!("{better:?} is better on {metric}: mean {mbetter:.1} ms vs {mworse:.1} ms for {worse:?} ({lower:.0}% lower), always-valid {} over {seen}.{secondary}", p_text(s.p_value));
+        }
+        if status.starts_with("no difference") {
+            return format!("No difference in {metric} larger than {}% between {a:?} and {b:?}: mean {ma:.1} vs {mb:.1} ms, always-valid {} over {seen}.{secondary}", status.trim_start_matches("no difference larger than ").trim_end_matches('%'), p_text(s.p_value));
+        }
+        format!(
+            "Keep collecting: no decision on {metric} yet between {a:?} and {b:?} (mean {ma:.1} vs {mb:.1} ms, {change:+.0}%, always-valid {} over {seen}).{secondary}",
+            p_text(s.p_value)
+        )
+    }
+
+    /// The secondary figures that differ at one look, labelled as such.
+    fn secondary_text(&self) -> String {
+        let differ: Vec<String> = self
+            .shares
+            .iter()
+            .filter_map(|(name, c)| {
+                let (a, b, d) = (c.a?, c.b?, c.difference?);
+                let label = match *name {
+                    "stallRate" => "stall rates",
+                    "stopRate" => "stop rates",
+                    _ => "goodput",
+                };
+                (d.p_value() < ALPHA).then(|| format!("{label} {:.1}% vs {:.1}% ({})", a.value * 100.0, b.value * 100.0, p_text(d.p_value())))
+            })
+            .collect();
+        if differ.is_empty() {
+            String::new()
+        } else {
+            format!(" Secondary, not the decision: {}.", differ.join("; "))
+        }
+    }
+}
+
+/// The mean of both arms' streams together: the scale of the sequential test's mixture.
+fn pooled(mean: &Compared) -> Option<f64> {
+    let (a, b) = (mean.a?, mean.b?);
+    Some((a.value + b.value) / 2.0)
+}
+
+/// A share as a whole percent, rounded up (so "no difference larger than" stays true).
+fn ceil_percent(share: f64) -> u64 {
+    (share * 100.0).ceil() as u64
 }
 
 #[cfg(test)]
@@ -184,74 +309,25 @@ mod tests {
     #[test]
     fn parses() {
         let q = parse(Some("a=A&b=B"), 86_400_000).unwrap();
-        assert_eq!((q.dimension, q.metric, q.a.as_str(), q.b.as_str()), (Dim::Variant, Metric::TpotMs, "A", "B"));
-        for (raw, field) in [("b=B", "a"), ("a=A", "b"), ("a=A&b=B&dimension=region", "dimension"), ("a=A&b=B&metric=rpm", "metric"), ("a=A&b=B&variant=A", "variant"), ("a=A&b=B&groupBy=model", "groupBy")] {
+        assert_eq!((q.dimension, q.metric, q.a.as_str(), q.b.as_str(), q.unit, q.split, q.mde), (Dim::Variant, Metric::TpotMs, "A", "B", Unit::Session, [1.0, 1.0], 0.1));
+        let q = parse(Some("a=A&b=B&split=45:55&mde=0.2&unit=session"), 86_400_000).unwrap();
+        assert_eq!((q.split, q.mde), ([45.0, 55.0], 0.2));
+        for (raw, field) in [
+            ("b=B", "a"),
+            ("a=A", "b"),
+            ("a=A&b=A", "b"),
+            ("a=A&b=B&dimension=region", "dimension"),
+            ("a=A&b=B&metric=rpm", "metric"),
+            ("a=A&b=B&variant=A", "variant"),
+            ("a=A&b=B&groupBy=model", "groupBy"),
+            ("a=A&b=B&unit=page", "unit"),
+            ("a=A&b=B&split=50", "split"),
+            ("a=A&b=B&split=0:1", "split"),
+            ("a=A&b=B&split=1:inf", "split"),
+            ("a=A&b=B&mde=0", "mde"),
+            ("a=A&b=B&mde=NaN", "mde"),
+        ] {
             assert_eq!(parse(Some(raw), 86_400_000).unwrap_err().field.as_deref(), Some(field), "{raw}");
         }
-    }
-
-    /// A store holding only metric values: arm "A" has `a` values 0, 1, ..., arm "B" has `b`
-    /// values 10, 11, ...; no rollups, no records.
-    struct ValuesOnly {
-        a: usize,
-        b: usize,
-    }
-
-    impl Store for ValuesOnly {
-        fn insert_batch(&self, _: &crate::validate::Batch, _: i64) -> Result<crate::store::Inserted, StoreError> {
-            unimplemented!("a read-only test store")
-        }
-        fn rollups(&self, _: Grain, _: i64, _: i64, _: Selection<'_>, _: Needs, _: &mut dyn FnMut(crate::rollup::RollupKey, crate::rollup::Rollup)) -> Result<(), StoreError> {
-            Ok(())
-        }
-        fn rows(&self, _: i64, _: i64, _: Selection<'_>, _: &mut dyn FnMut(crate::rollup::Row)) -> Result<(), StoreError> {
-            Ok(())
-        }
-        fn values(&self, _: Metric, _: i64, _: i64, filters: &crate::store::Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
-            let arm = filters.iter().find(|(d, _)| *d == Dim::Variant).map(|(_, v)| v[0].as_str());
-            let (n, offset) = if arm == Some("A") { (self.a, 0.0) } else { (self.b, 10.0) };
-            (0..n).for_each(|i| visit(offset + i as f64));
-            Ok(())
-        }
-        fn busiest_groups(&self, _: i64, _: i64, _: &[Dim], _: &crate::store::Filters, _: usize) -> Result<crate::store::Busiest, StoreError> {
-            unimplemented!("compare ranks no groups")
-        }
-        fn streams(&self, _: i64, _: i64, _: &crate::store::Filters, _: &crate::streams::Order, _: &mut dyn FnMut(crate::streams::Stream)) -> Result<(), StoreError> {
-            unimplemented!("compare lists no streams")
-        }
-        fn ping(&self) -> Result<(), StoreError> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn an_arm_over_the_cap_is_tested_on_a_uniform_sample_and_counted_whole() {
-        let q = parse(Some("a=A&b=B"), 86_400_000).unwrap();
-        let got = compare(&ValuesOnly { a: 250_000, b: 1_000 }, &q).unwrap();
-        assert_eq!((got["a"]["count"].clone(), got["a"]["sampled"].clone()), (json!(250_000), json!(true)));
-        assert_eq!((got["b"]["count"].clone(), got["b"]["sampled"].clone(), got["b"]["median"].clone()), (json!(1_000), json!(false), json!(509.5)));
-        // The sample's median is near the whole arm's (124,999.5): its standard error is about 400.
-        let median = got["a"]["median"].as_f64().unwrap();
-        assert!((median - 124_999.5).abs() < 2_000.0, "{median}");
-        assert!(got["mannWhitney"]["pValue"].as_f64().unwrap() < 1e-6, "B is far below most of A");
-        assert!(got["verdict"].as_str().unwrap().starts_with("\"B\" is better"), "{}", got["verdict"]);
-    }
-
-    #[test]
-    fn a_reservoir_keeps_everything_up_to_its_capacity_then_a_uniform_sample() {
-        let mut small = Reservoir::new(10);
-        (0..7).for_each(|i| small.offer(i as f64));
-        assert_eq!((small.seen, small.kept), (7, (0..7).map(|i| i as f64).collect::<Vec<_>>()));
-        // 100 values into 10 slots, 20,000 times over (a different stream each time): each value
-        // should be kept 2,000 times; a 4-sigma band (sd ≈ 42) holds them all.
-        let mut kept = vec![0u32; 100];
-        for round in 0..20_000u64 {
-            let mut r = Reservoir::new(10);
-            r.rng = (round + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            (0..100).for_each(|i| r.offer(i as f64));
-            assert_eq!((r.seen, r.kept.len()), (100, 10));
-            r.kept.iter().for_each(|&v| kept[v as usize] += 1);
-        }
-        assert!(kept.iter().all(|&n| (1830..=2170).contains(&n)), "{kept:?}");
     }
 }

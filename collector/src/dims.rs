@@ -54,6 +54,44 @@ impl Dim {
     }
 }
 
+/// The unit an experiment assigns its arms to, and so the unit its analysis counts and resamples:
+/// the streams of one unit move together (one device, one network, one person), so they are one
+/// sample, not many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// The meter's session (`sessionId` of the envelope).
+    Session,
+}
+
+impl Unit {
+    pub const ALL: [Unit; 1] = [Unit::Session];
+
+    /// The name in the API (`unit=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Session => "session",
+        }
+    }
+
+    /// The records column holding a stream's unit.
+    pub fn column(self) -> &'static str {
+        match self {
+            Unit::Session => "session_id",
+        }
+    }
+
+    /// The plural people read (in verdicts).
+    pub fn plural(self) -> &'static str {
+        match self {
+            Unit::Session => "sessions",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.name() == name)
+    }
+}
+
 /// A per-stream metric the analytics summarize (the contract's definitions, milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Metric {

@@ -8,7 +8,7 @@
 //! - `GET /api/summary`: per-group count, RPM, token throughput, percentiles, stall rate, goodput,
 //!   stop rate and length bands; see [`summary`].
 //! - `GET /api/timeseries`: one figure per time bucket and group; see [`timeseries`].
-//! - `GET /api/compare`: an A/B judgement with Mann-Whitney and two-proportion tests; see [`compare`].
+//! - `GET /api/compare`: an A/B judgement over units (sessions), valid at every look; see [`compare`].
 //! - `GET /api/streams`: single streams sorted by a figure (the slowest first); see [`streams`].
 //! - `GET /api/diagnosis`: where the experience breaks, in plain words, with tests; see [`diagnosis`].
 //! - `GET /metrics`: what this collector accepted, as Prometheus histograms and counters; see
@@ -26,6 +26,7 @@
 pub mod compare;
 pub mod diagnosis;
 pub mod dims;
+pub mod experiment;
 pub mod http;
 pub mod params;
 pub mod prometheus;

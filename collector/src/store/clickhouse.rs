@@ -89,7 +89,7 @@ mod upkeep;
 mod write;
 
 use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Metric};
+use crate::dims::{Dim, Dims, Metric, Unit};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
@@ -382,6 +382,15 @@ impl Store for ClickHouseStore {
         let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.database.window(from, to, &sql::filters(filters))?);
         self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             visit(r.f64()?);
+            Ok(())
+        })
+    }
+
+    fn unit_rows(&self, from: i64, to: i64, filters: &Filters, unit: Unit, visit: &mut dyn FnMut(String, Row)) -> Result<(), StoreError> {
+        let query = format!("SELECT {}, {ROW_COLUMNS} {}", unit.column(), self.database.window(from, to, &sql::filters(filters))?);
+        self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
+            let id = r.string()?;
+            visit(id, row_of(r)?);
             Ok(())
         })
     }

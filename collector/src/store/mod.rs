@@ -15,7 +15,7 @@
 pub mod clickhouse;
 pub mod sqlite;
 
-use crate::dims::{Dim, Metric};
+use crate::dims::{Dim, Metric, Unit};
 use crate::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use crate::streams::{Order, Stream};
 use crate::validate::Batch;
@@ -172,6 +172,11 @@ pub trait Store: Send + Sync + 'static {
     /// Calls `visit` with each non-null value of `metric` over the records [`Store::rows`] reads for
     /// `filters`, in no particular order. O(records read).
     fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError>;
+
+    /// Calls `visit` with each record [`Store::rows`] reads for `filters`, and the `unit` it belongs
+    /// to (an experiment's unit of randomization, [`crate::experiment`]), in no particular order.
+    /// O(records read).
+    fn unit_rows(&self, from: i64, to: i64, filters: &Filters, unit: Unit, visit: &mut dyn FnMut(String, Row)) -> Result<(), StoreError>;
 
     /// The groups (records projected on `group_by`, which must not be empty) of the records of
     /// definition version 1 in `[from, to)` matching `filters`: the `limit` with the most records,

@@ -10,7 +10,7 @@
 //! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
 use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Metric};
+use crate::dims::{Dim, Dims, Metric, Unit};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, rollups_of, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
@@ -295,6 +295,12 @@ impl Store for SqliteStore {
         self.each_record(column, (from, to), (format!(" AND {column} IS NOT NULL{where_filters}"), args), "", |r| r.get(0), visit)
     }
 
+    fn unit_rows(&self, from: i64, to: i64, filters: &Filters, unit: Unit, visit: &mut dyn FnMut(String, Row)) -> Result<(), StoreError> {
+        let columns = format!("{}, {ROW_COLUMNS}", unit.column());
+        let unit_row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, row_of_at(r, 1)?));
+        self.each_record(&columns, (from, to), filter_sql(filters), "", unit_row, &mut |(id, row)| visit(id, row))
+    }
+
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
         self.each_record(streams::COLUMNS, (from, to), filter_sql(filters), &order.sql(|column| format!("{column} IS NULL")), stream_of, visit)
     }
@@ -351,19 +357,24 @@ const DIM_COLUMNS: &str = "model, scenario, variant, app_version, connection";
 const ROW_COLUMNS: &str = "started_at, model, scenario, variant, app_version, connection, output_tokens, ttft_ms, tpot_ms, gap_p90_ms, render_delay_p50_ms, stall_count, stall_total_ms, ttft_arrival_ms IS NOT NULL, status, arrival_gap_p50_ms, output_events";
 
 fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    row_of_at(r, 0)
+}
+
+/// A [`Row`] from [`ROW_COLUMNS`] starting at column `at`.
+fn row_of_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Row> {
     Ok(Row {
-        started_at: r.get(0)?,
-        dims: [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
-        output_tokens: r.get(6)?,
-        ttft_ms: r.get(7)?,
-        tpot_ms: r.get(8)?,
-        gap_p90_ms: r.get(9)?,
-        render_delay_p50_ms: r.get(10)?,
-        stall_count: r.get(11)?,
-        stall_total_ms: r.get(12)?,
-        reached: r.get(13)?,
-        stopped: stops(r.get_ref(14)?.as_str()?),
-        bunched: bunched(r.get(15)?, r.get(16)?),
+        started_at: r.get(at)?,
+        dims: [r.get(at + 1)?, r.get(at + 2)?, r.get(at + 3)?, r.get(at + 4)?, r.get(at + 5)?],
+        output_tokens: r.get(at + 6)?,
+        ttft_ms: r.get(at + 7)?,
+        tpot_ms: r.get(at + 8)?,
+        gap_p90_ms: r.get(at + 9)?,
+        render_delay_p50_ms: r.get(at + 10)?,
+        stall_count: r.get(at + 11)?,
+        stall_total_ms: r.get(at + 12)?,
+        reached: r.get(at + 13)?,
+        stopped: stops(r.get_ref(at + 14)?.as_str()?),
+        bunched: bunched(r.get(at + 15)?, r.get(at + 16)?),
     })
 }
 

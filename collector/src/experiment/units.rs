@@ -1,0 +1,131 @@
+//! An experiment's data per unit: each unit's streams in the window, reduced to the sums the
+//! statistics read, per arm. A unit counts from its first stream in the window with the streams
+//! it has started by the window's end, so a unit still active at a look counts with what it has so
+//! far (the A/A tests check that looks stay valid under this rule). Units seen in both arms are
+//! left out (and counted): they were not assigned one arm.
+//!
+//! Bounded: at most [`MAX_UNITS`] units and [`MAX_VALUES`] values are kept. Past either, a uniform
+//! sample of units is kept, the same for both arms: those whose id hashes lowest (a bottom-k
+//! sample), so a unit is kept or dropped whole, and the same data give the same sample. Memory
+//! O(kept units + kept values); time O(records read · log kept units).
+
+use crate::dims::{Dim, Metric, Unit};
+use crate::rollup::{sketch_key, Row, Slo};
+use crate::store::{Filters, Store, StoreError};
+use std::collections::{BTreeSet, HashMap};
+
+/// The most units kept for one comparison.
+pub const MAX_UNITS: usize = 100_000;
+/// The most metric values kept for one comparison (both arms).
+pub const MAX_VALUES: usize = 400_000;
+
+/// One unit's streams, reduced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnitFigures {
+    pub streams: u64,
+    /// The compared metric's values of its streams (those with a value).
+    pub values: Vec<f64>,
+    pub stall_known: u64,
+    pub stalled: u64,
+    pub reached: u64,
+    pub stopped: u64,
+    /// Streams meeting the SLO (by sketch bucket, as the summary counts them).
+    pub good: u64,
+}
+
+impl UnitFigures {
+    fn add(&mut self, row: &Row, metric: Metric, slo: &Slo) {
+        self.streams += 1;
+        self.values.extend(row.metric(metric));
+        if let Some(stalls) = row.stall_count {
+            self.stall_known += 1;
+            self.stalled += u64::from(stalls > 0);
+        }
+        self.reached += u64::from(row.reached);
+        self.stopped += u64::from(row.reached && row.stopped);
+        if !slo.is_empty() {
+            self.good += slo.met_in(&[((sketch_key(row.ttft_ms), sketch_key(row.tpot_ms)), 1)]);
+        }
+    }
+}
+
+/// The units of the two arms.
+#[derive(Debug, Default)]
+pub struct Arms {
+    pub a: Vec<UnitFigures>,
+    pub b: Vec<UnitFigures>,
+    /// Units seen in both arms, left out.
+    pub mixed: u64,
+    /// Whether units were left out to stay within [`MAX_UNITS`] and [`MAX_VALUES`].
+    pub sampled: bool,
+}
+
+/// What to read: the window's records with `dimension` = `a` or `b` among `filters`.
+pub struct ArmsQuery<'a> {
+    pub from: i64,
+    pub to: i64,
+    pub filters: &'a Filters,
+    pub dimension: Dim,
+    pub a: &'a str,
+    pub b: &'a str,
+    pub metric: Metric,
+    pub slo: &'a Slo,
+    pub unit: Unit,
+}
+
+/// A unit being read: its arm (`None` once seen in both) and its figures.
+struct Reading {
+    in_a: Option<bool>,
+    figures: UnitFigures,
+}
+
+/// Reads the arms' units from `store`, bounded as the module doc says.
+pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreError> {
+    let mut filters = q.filters.to_vec();
+    filters.push((q.dimension, vec![q.a.to_owned(), q.b.to_owned()]));
+    let mut units: HashMap<String, Reading> = HashMap::new();
+    // The kept units by hash, to drop the highest; `cutoff`: the lowest hash dropped so far.
+    let mut order: BTreeSet<(u64, String)> = BTreeSet::new();
+    let (mut values, mut cutoff) = (0usize, u64::MAX);
+    store.unit_rows(q.from, q.to, &filters, q.unit, &mut |id, row| {
+        let in_a = row.dims[q.dimension.index()].as_deref() == Some(q.a);
+        let hash = stable_hash(&id);
+        if hash >= cutoff {
+            return;
+        }
+        let reading = units.entry(id).or_insert_with_key(|id| {
+            order.insert((hash, id.clone()));
+            Reading { in_a: Some(in_a), figures: UnitFigures::default() }
+        });
+        if reading.in_a.is_some_and(|was| was != in_a) {
+            reading.in_a = None;
+        }
+        reading.figures.add(&row, q.metric, q.slo);
+        values += usize::from(row.metric(q.metric).is_some());
+        while units.len() > MAX_UNITS || values > MAX_VALUES {
+            let Some((dropped_hash, dropped)) = order.pop_last() else { break };
+            cutoff = dropped_hash;
+            if let Some(gone) = units.remove(&dropped) {
+                values -= gone.figures.values.len();
+            }
+        }
+    })?;
+    let mut arms = Arms { sampled: cutoff != u64::MAX, ..Arms::default() };
+    for (_, reading) in units {
+        match reading.in_a {
+            Some(true) => arms.a.push(reading.figures),
+            Some(false) => arms.b.push(reading.figures),
+            None => arms.mixed += 1,
+        }
+    }
+    Ok(arms)
+}
+
+/// FNV-1a, then a 64-bit finalizer (splitmix64's) so that ids alike in their last bytes spread:
+/// the same on every machine and release, unlike the standard library's hasher.
+fn stable_hash(id: &str) -> u64 {
+    let mut h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
