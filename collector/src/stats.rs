@@ -1,5 +1,5 @@
-//! The statistics of the A/B comparison, written out so they can be checked against an independent
-//! implementation (the tests compare them with SciPy's).
+//! The tests the diagnosis and the A/B comparison share, written out so they can be checked against
+//! an independent implementation (the tests compare them with SciPy's).
 
 /// z for a two-sided 95% interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -19,34 +19,11 @@ pub fn median(sorted: &[f64]) -> Option<f64> {
     }
 }
 
-/// The standard error of the median of sorted values by McKean and Schrader (1984): the distance
-/// between the order statistics `c` and `n − c + 1` (1-based), `c = round((n + 1)/2 − z·√(n/4))`,
-/// over `2z`. Distribution-free; `None` below 3 values.
-pub fn median_standard_error(sorted: &[f64]) -> Option<f64> {
-    let n = sorted.len();
-    if n < 3 {
-        return None;
-    }
-    let c = (((n as f64 + 1.0) / 2.0 - Z95 * (n as f64 / 4.0).sqrt()).round() as usize).max(1);
-    Some((sorted[n - c] - sorted[c - 1]) / (2.0 * Z95))
-}
-
 /// Mann-Whitney U test of `a` against `b`, two-sided, normal approximation with tie correction and
-/// continuity correction (SciPy's `mannwhitneyu(a, b, method="asymptotic")`). Returns `U` of `a`
-/// (the number of pairs where `a`'s value is larger, ties counting ½) and the p-value; `None` when a
-/// sample is empty. O((n + m) log(n + m)).
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-    let mut all: Vec<(f64, bool)> = a.iter().map(|&v| (v, true)).chain(b.iter().map(|&v| (v, false))).collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let groups = all.chunk_by(|x, y| x.0 == y.0).map(|tied| {
-        let in_a = tied.iter().filter(|(_, in_a)| *in_a).count() as u64;
-        (in_a, tied.len() as u64 - in_a)
-    });
-    mann_whitney_grouped(groups)
-}
-
-/// [`mann_whitney`] of values given as groups of equal values in increasing order, each as (how many
-/// of `a`, how many of `b`): what a histogram or a sketch's buckets hold. O(groups).
+/// continuity correction (SciPy's `mannwhitneyu(a, b, method="asymptotic")`), of values given as
+/// groups of equal values in increasing order, each as (how many of `a`, how many of `b`): what a
+/// histogram or a sketch's buckets hold. Returns `U` of `a` (the number of pairs where `a`'s value
+/// is larger, ties counting ½) and the p-value; `None` when a sample is empty. O(groups).
 pub fn mann_whitney_grouped(groups: impl IntoIterator<Item = (u64, u64)>) -> Option<(f64, f64)> {
     let (mut below, mut n1, mut n2, mut rank_sum_a, mut ties) = (0u64, 0u64, 0u64, 0.0, 0.0);
     for (in_a, in_b) in groups {
@@ -154,13 +131,16 @@ mod tests {
         assert_eq!(median(&[1.0, 2.0, 10.0]), Some(2.0));
         assert_eq!(median(&[1.0, 2.0, 4.0, 10.0]), Some(3.0));
         assert!((normal_sf(Z95) - 0.025).abs() < 1e-12);
-        // a all above b: U = n1·n2.
-        let (u, p) = mann_whitney(&[5.0, 6.0, 7.0], &[1.0, 2.0]).unwrap();
+        // a all above b (b = [1, 2], a = [5, 6, 7]): U = n1·n2.
+        let (u, p) = mann_whitney_grouped([(0, 1), (0, 1), (1, 0), (1, 0), (1, 0)]).unwrap();
         assert_eq!(u, 6.0);
         assert!(p > 0.0 && p < 0.2);
-        assert_eq!(mann_whitney(&[1.0, 1.0], &[1.0]), Some((1.0, 1.0)));
-        // Grouped: a = [1, 2, 2], b = [2, 3] as counts per value.
-        assert_eq!(mann_whitney_grouped([(1, 0), (2, 1), (0, 1)]), mann_whitney(&[1.0, 2.0, 2.0], &[2.0, 3.0]));
+        assert_eq!(mann_whitney_grouped([(2, 1)]), Some((1.0, 1.0)));
+        // a = [1, 2, 2], b = [2, 3]: U = 0 + 2·½ = 1 against a mean of 3, a tie of three values:
+        // z = (|1 − 3| − ½) / √(6/12 · (6 − 24/20)).
+        let (u, p) = mann_whitney_grouped([(1, 0), (2, 1), (0, 1)]).unwrap();
+        assert_eq!(u, 1.0);
+        assert!((p - 2.0 * normal_sf(1.5 / (0.5f64 * (6.0 - 24.0 / 20.0)).sqrt())).abs() < 1e-12, "{p}");
         assert_eq!(two_proportion(0, 10, 0, 10), Some(1.0));
         assert_eq!(two_proportion(1, 0, 0, 10), None);
     }
