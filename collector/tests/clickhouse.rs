@@ -1,6 +1,6 @@
 //! The ClickHouse store through the `Store` trait, on the ClickHouse of `LLM_UX_TEST_CLICKHOUSE`
 //! (scripts/test.sh starts one; without it each test says it is skipped, and passes):
-//! - the same batches give the SQLite store's answers (rows, values, rollups at every grain, in time
+//! - the same batches give the SQLite store's answers (rows, rows by session, rollups at every grain, in time
 //!   order, restricted to groups or not, and the busiest groups), with hostile dimension values, nulls
 //!   beside '', duplicates and records of definition 2, and store the same value in every column;
 //!   concurrent senders store each record once;
@@ -14,7 +14,7 @@
 mod common;
 
 use common::{backend, envelope, now_ms, recent, record, TempDir};
-use llm_ux_collector::dims::{Dim, Metric};
+use llm_ux_collector::dims::{Dim, Metric, Unit};
 use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
@@ -102,6 +102,7 @@ fn batches() -> Vec<Batch> {
             }
             let mut env = envelope(list);
             env["batchId"] = json!(format!("b-{n}"));
+            env["sessionId"] = json!(format!("s-{}", n % 3));
             validate::envelope(&env, now_ms()).unwrap()
         })
         .collect()
@@ -190,10 +191,10 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
     // matches nothing.
     let keys = group_keys();
     let groups = GroupSet { by: &[Dim::Model, Dim::Scenario], keys: &keys };
-    let values = |store: &dyn Store, metric, from, to, filters| {
-        let mut out = Vec::new();
-        store.values(metric, from, to, filters, &mut |v| out.push(v)).unwrap();
-        out.sort_by(f64::total_cmp);
+    let unit_rows = |store: &dyn Store, from, to, filters| {
+        let mut out: Vec<(String, Row)> = Vec::new();
+        store.unit_rows(from, to, filters, Unit::Session, &mut |unit, row| out.push((unit, row))).unwrap();
+        out.sort_by(|(ua, a), (ub, b)| a.started_at.total_cmp(&b.started_at).then_with(|| a.dims.cmp(&b.dims)).then_with(|| ua.cmp(ub)));
         out
     };
     for (from, to) in windows {
@@ -209,9 +210,7 @@ fn assert_same_answers(ch: &dyn Store, sqlite: &dyn Store) {
                     assert_same_rollups(partial(ch), partial(sqlite), &format!("{context} {needs:?}"));
                 }
             }
-            for metric in Metric::ALL {
-                assert_eq!(values(ch, metric, from, to, filters), values(sqlite, metric, from, to, filters), "{context}: {} values", metric.name());
-            }
+            assert_eq!(unit_rows(ch, from, to, filters), unit_rows(sqlite, from, to, filters), "{context}: rows by unit");
             for order in STREAM_ORDERS {
                 assert_eq!(streams(ch, from, to, filters, &order), streams(sqlite, from, to, filters, &order), "{context}: streams {order:?}");
             }

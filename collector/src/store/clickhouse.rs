@@ -74,7 +74,7 @@
 //! needs (of the selected keys: `dims_key IN` those of the states read) and subtracts the duplicate
 //! copies of that range; it holds the range's rollups in memory until their counts, which come in
 //! no order, are in (O(rollups read + bucket counts read)), then visits them in bucket order. `rows`
-//! and `values` read the records of definition version 1 in the window that are not duplicate
+//! and `unit_rows` read the records of definition version 1 in the window that are not duplicate
 //! copies; `busiest_groups` sums the stream counts of the window's rollups (and counts its partial
 //! minutes' records) per group in ClickHouse, less the duplicates, and counts the groups with a
 //! second query only when there are more than asked for. Partitions outside the window are skipped
@@ -89,7 +89,7 @@ mod upkeep;
 mod write;
 
 use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Metric, Unit};
+use crate::dims::{Dim, Dims, Unit};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
@@ -373,15 +373,6 @@ impl Store for ClickHouseStore {
         let query = format!("SELECT {ROW_COLUMNS} {} ORDER BY started_at", self.database.window(from, to, &sql::selection(selection))?);
         self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             visit(row_of(r)?);
-            Ok(())
-        })
-    }
-
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
-        let column = metric.column();
-        let query = format!("SELECT assumeNotNull({column}) {} AND {column} IS NOT NULL", self.database.window(from, to, &sql::filters(filters))?);
-        self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
-            visit(r.f64()?);
             Ok(())
         })
     }

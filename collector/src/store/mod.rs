@@ -7,7 +7,7 @@
 //!   number of collectors on one database.
 //!
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
-//! reads the analytics are built from ([`crate::query`]): rollups, records and metric values, each
+//! reads the analytics are built from ([`crate::query`]): rollups, records and records by unit, each
 //! streamed to a visitor, the ranking of groups by their number of streams, and single streams
 //! sorted by a figure ([`crate::streams`]). The methods are
 //! blocking; the HTTP layer calls them from `tokio::task::spawn_blocking`.
@@ -15,7 +15,7 @@
 pub mod clickhouse;
 pub mod sqlite;
 
-use crate::dims::{Dim, Metric, Unit};
+use crate::dims::{Dim, Unit};
 use crate::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use crate::streams::{Order, Stream};
 use crate::validate::Batch;
@@ -168,10 +168,6 @@ pub trait Store: Send + Sync + 'static {
     /// Calls `visit` with each record of definition version 1 with `from <= startedAt < to` that
     /// `selection` selects, in order of `startedAt`. O(records read).
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError>;
-
-    /// Calls `visit` with each non-null value of `metric` over the records [`Store::rows`] reads for
-    /// `filters`, in no particular order. O(records read).
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError>;
 
     /// Calls `visit` with each record [`Store::rows`] reads for `filters`, and the `unit` it belongs
     /// to (an experiment's unit of randomization, [`crate::experiment`]), in no particular order.

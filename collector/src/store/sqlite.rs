@@ -10,7 +10,7 @@
 //! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
 use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Metric, Unit};
+use crate::dims::{Dim, Dims, Unit};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, rollups_of, stops, Grain, Rollup, RollupKey, Row};
 use crate::streams::{self, Order, Stream};
@@ -287,12 +287,6 @@ impl Store for SqliteStore {
 
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError> {
         self.each_record(ROW_COLUMNS, (from, to), selection_sql(selection), "ORDER BY started_at", row_of, visit)
-    }
-
-    fn values(&self, metric: Metric, from: i64, to: i64, filters: &Filters, visit: &mut dyn FnMut(f64)) -> Result<(), StoreError> {
-        let column = metric.column();
-        let (where_filters, args) = filter_sql(filters);
-        self.each_record(column, (from, to), (format!(" AND {column} IS NOT NULL{where_filters}"), args), "", |r| r.get(0), visit)
     }
 
     fn unit_rows(&self, from: i64, to: i64, filters: &Filters, unit: Unit, visit: &mut dyn FnMut(String, Row)) -> Result<(), StoreError> {
