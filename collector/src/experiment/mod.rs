@@ -30,6 +30,7 @@
 pub mod power;
 pub mod quantile;
 pub mod ratio;
+pub mod sample;
 pub mod sequential;
 pub mod srm;
 pub mod units;

@@ -12,7 +12,7 @@
 use crate::dims::{Dim, Metric, Unit};
 use crate::rollup::{sketch_key, Row, Slo};
 use crate::store::{Filters, Store, StoreError};
-use std::collections::{BTreeSet, HashMap};
+use super::sample::UnitSample;
 
 /// The most units kept for one comparison.
 pub const MAX_UNITS: usize = 100_000;
@@ -79,39 +79,35 @@ struct Reading {
     figures: UnitFigures,
 }
 
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading { in_a: Some(true), figures: UnitFigures::default() }
+    }
+}
+
 /// Reads the arms' units from `store`, bounded as the module doc says.
 pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreError> {
     let mut filters = q.filters.to_vec();
     filters.push((q.dimension, vec![q.a.to_owned(), q.b.to_owned()]));
-    let mut units: HashMap<String, Reading> = HashMap::new();
-    // The kept units by hash, to drop the highest; `cutoff`: the lowest hash dropped so far.
-    let mut order: BTreeSet<(u64, String)> = BTreeSet::new();
-    let (mut values, mut cutoff) = (0usize, u64::MAX);
+    let mut units: UnitSample<Reading> = UnitSample::new();
+    let mut values = 0usize;
     store.unit_rows(q.from, q.to, &filters, q.unit, &mut |id, row| {
         let in_a = row.dims[q.dimension.index()].as_deref() == Some(q.a);
-        let hash = stable_hash(&id);
-        if hash >= cutoff {
-            return;
-        }
-        let reading = units.entry(id).or_insert_with_key(|id| {
-            order.insert((hash, id.clone()));
-            Reading { in_a: Some(in_a), figures: UnitFigures::default() }
-        });
-        if reading.in_a.is_some_and(|was| was != in_a) {
+        let Some(reading) = units.unit(id) else { return };
+        if reading.figures.streams == 0 {
+            reading.in_a = Some(in_a);
+        } else if reading.in_a.is_some_and(|was| was != in_a) {
             reading.in_a = None;
         }
         reading.figures.add(&row, q.metric, q.slo);
         values += usize::from(row.metric(q.metric).is_some());
         while units.len() > MAX_UNITS || values > MAX_VALUES {
-            let Some((dropped_hash, dropped)) = order.pop_last() else { break };
-            cutoff = dropped_hash;
-            if let Some(gone) = units.remove(&dropped) {
-                values -= gone.figures.values.len();
-            }
+            let Some(gone) = units.drop_highest() else { break };
+            values -= gone.figures.values.len();
         }
     })?;
-    let mut arms = Arms { sampled: cutoff != u64::MAX, ..Arms::default() };
-    for (_, reading) in units {
+    let mut arms = Arms { sampled: units.sampled(), ..Arms::default() };
+    for reading in units.into_units() {
         match reading.in_a {
             Some(true) => arms.a.push(reading.figures),
             Some(false) => arms.b.push(reading.figures),
@@ -119,13 +115,4 @@ pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreErro
         }
     }
     Ok(arms)
-}
-
-/// FNV-1a, then a 64-bit finalizer (splitmix64's) so that ids alike in their last bytes spread:
-/// the same on every machine and release, unlike the standard library's hasher.
-fn stable_hash(id: &str) -> u64 {
-    let mut h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
 }
