@@ -36,15 +36,26 @@
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
 //!
+//! A finding by dimension must then hold over sessions ([`confirm`]): a session's streams move
+//! together (one device, one network, one person), so 42 streams from 3 sessions are 3 samples, not
+//! 42. The group's share of streams with the trait (for a metric: above the other streams' median)
+//! is compared with the other streams' as ratios over sessions (the delta method, as the A/B
+//! comparison does: [`crate::experiment`]), needing [`MIN_UNITS`] sessions on each side and p below
+//! [`ALPHA`]. The load comparison compares time buckets and is not checked so.
+//!
 //! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
-//! store) and one per time bucket for the load; memory O(dimensions × [`VALUES_PER_DIMENSION`] +
+//! store) and one per time bucket for the load, then, when there are candidate findings, one read
+//! of the window's records by session; memory O(dimensions × [`VALUES_PER_DIMENSION`] +
 //! time buckets) rollups, at most [`MAX_BUCKETS`] buckets, and O((dimensions × [`VALUES_PER_DIMENSION`])²)
-//! share counts for the strata (about 1 MB).
+//! share counts for the strata (about 1 MB), and four counts per candidate per session (at most
+//! [`MAX_UNITS`] sessions: about 13 MB).
 
-use crate::dims::{Dim, Dims, Metric};
+use crate::dims::{Dim, Dims, Metric, Unit};
+use crate::experiment::ratio::{Difference, Ratio};
+use crate::experiment::sample::UnitSample;
 use crate::params::{self, Takes, Window};
 use crate::query::visit_window;
-use crate::rollup::{Grain, Rollup};
+use crate::rollup::{Grain, Rollup, Row};
 use crate::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::summary::DEF;
@@ -67,6 +78,12 @@ const MIN_LOAD_RATIO: f64 = 1.25;
 pub const MIN_CHANCE_SLOWER: f64 = 0.6;
 /// Effects at least this many times are `high`.
 pub const HIGH_RATIO: f64 = 2.0;
+/// The fewest sessions on each side of a finding over units ([`confirm`]).
+pub const MIN_UNITS: usize = 10;
+/// The most sessions [`confirm`] keeps (a uniform sample past that).
+pub const MAX_UNITS: usize = 20_000;
+/// The most candidate findings [`confirm`] checks (the largest effects).
+const MAX_CANDIDATES: usize = 40;
 /// The most findings an answer lists.
 pub const MAX_FINDINGS: usize = 20;
 /// The most time buckets the load comparison reads.
@@ -108,12 +125,90 @@ impl Finding {
 
 /// The diagnosis of `window`. Time and memory as the module doc says.
 pub fn diagnosis(store: &dyn Store, window: &Window) -> Result<Value, StoreError> {
-    let mut findings = by_dimension(store, window)?;
+    let mut findings = confirm(store, window, by_dimension(store, window)?)?;
     findings.extend(by_load(store, window)?);
     findings.sort_by(|a, b| (a.severity() != "high").cmp(&(b.severity() != "high")).then(b.effect.total_cmp(&a.effect)));
     findings.truncate(MAX_FINDINGS);
     let findings: Vec<Value> = findings.into_iter().map(|f| json!({ "kind": f.kind, "severity": f.severity(), "text": f.text, "evidence": f.evidence })).collect();
     Ok(json!({ "def": DEF, "from": window.from, "to": window.to, "findings": findings }))
+}
+
+/// A finding of the streams' figures about one value of a dimension, and how to check it over units.
+struct Candidate {
+    finding: Finding,
+    dim: Dim,
+    value: Option<String>,
+    check: Check,
+}
+
+/// What a candidate compares per stream, as (known, has the trait).
+#[derive(Debug, Clone, Copy)]
+enum Check {
+    /// A value of the metric above this (the other streams' median).
+    Above(Metric, f64),
+    /// The trait of [`SHARES`]' share of this index.
+    Share(usize),
+}
+
+impl Check {
+    fn of(self, row: &Row) -> Option<bool> {
+        match self {
+            Check::Above(metric, threshold) => row.metric(metric).map(|v| v > threshold),
+            Check::Share(which) => (SHARES[which].of_stream)(row),
+        }
+    }
+}
+
+/// Keeps the candidates that hold over units: the streams of one session move together (one device,
+/// one network, one person), so a value used by a few sessions is a few samples, however many
+/// streams they made. Per candidate, the share of streams with its trait (for a metric: above the
+/// other streams' median) in the group and in the other streams, each a ratio over sessions with
+/// the delta method's variance ([`crate::experiment::ratio`], with the small-sample factor
+/// `G/(G − 1)`); a finding needs [`MIN_UNITS`] sessions on each side and p below [`ALPHA`]. One
+/// read of the window's records, only when there are candidates: time O(records), memory
+/// O(candidates × [`MAX_UNITS`]) (a uniform sample of sessions past that).
+fn confirm(store: &dyn Store, window: &Window, mut candidates: Vec<Candidate>) -> Result<Vec<Finding>, StoreError> {
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    candidates.sort_by(|a, b| b.finding.effect.total_cmp(&a.finding.effect));
+    candidates.truncate(MAX_CANDIDATES);
+    // Per unit, per candidate: the group's streams where the trait is known and those with it, then
+    // the other streams'.
+    let mut units: UnitSample<Vec<[u32; 4]>> = UnitSample::new();
+    store.unit_rows(window.from, window.to, &window.filters, Unit::Session, &mut |id, row| {
+        let Some(counts) = units.unit(id) else { return };
+        counts.resize(candidates.len(), [0; 4]);
+        for (c, n) in candidates.iter().zip(counts.iter_mut()) {
+            if let Some(has) = c.check.of(&row) {
+                let side = if row.dims[c.dim.index()] == c.value { 0 } else { 2 };
+                n[side] += 1;
+                n[side + 1] += u32::from(has);
+            }
+        }
+        while units.len() > MAX_UNITS {
+            units.drop_highest();
+        }
+    })?;
+    let per_unit: Vec<Vec<[u32; 4]>> = units.into_units().collect();
+    Ok(candidates
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let side = |at: usize| Ratio::of(per_unit.iter().map(move |u| (f64::from(u[i][at + 1]), f64::from(u[i][at])))).filter(|r| r.units >= MIN_UNITS);
+            let (group, other) = (side(0)?, side(2)?);
+            let corrected = |r: Ratio| r.variance * r.units as f64 / (r.units - 1) as f64;
+            let difference = Difference::between((other.value, corrected(other)), (group.value, corrected(group)));
+            let p = difference.p_value();
+            if p >= ALPHA || difference.estimate <= 0.0 {
+                return None;
+            }
+            let mut f = c.finding;
+            f.text = format!("{} Over sessions, each counted once: {} against {} ({}).", f.text, group.units, other.units, p_text(p));
+            f.evidence["units"] = json!({ "sessions": group.units, "otherSessions": other.units, "test": "delta method over sessions", "pValue": p });
+            Some(f)
+        })
+        .collect())
 }
 
 const NEEDS: Needs = Needs { per_bucket: false, metrics: [true, true, true, true, false], extras: true, joint: JointNeed::Nothing };
@@ -134,8 +229,9 @@ struct Tested {
     strata: Strata,
 }
 
-/// Each tested value of each dimension against the other streams.
-fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, StoreError> {
+/// Each tested value of each dimension against the other streams: the findings of the streams'
+/// figures, each still to be confirmed over units ([`confirm`]).
+fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Candidate>, StoreError> {
     // Per dimension, its tested values and each one's stratum.
     let mut stratum_of: [BTreeMap<Option<String>, usize>; Dim::ALL.len()] = Default::default();
     for dim in Dim::ALL {
@@ -166,11 +262,13 @@ fn by_dimension(store: &dyn Store, window: &Window) -> Result<Vec<Finding>, Stor
             let Some(c) = Comparison::of(group.rollup.metric(metric).sketch.clone(), without(&all.metric(metric).sketch, &group.rollup.metric(metric).sketch)) else { continue };
             if c.is_finding(MIN_RATIO, min_difference) {
                 let text = format!("{who} {words}: its median {} is {} against {} for the other streams ({:.1}×; {}, {} vs {} streams).", metric.label(), ms(c.p50), ms(c.other_p50), c.ratio(), p_text(c.p_value), c.streams, c.other_streams);
-                findings.push(Finding { kind, effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) });
+                let finding = Finding { kind, effect: c.ratio(), text, evidence: c.evidence(&subject, metric.name()) };
+                findings.push(Candidate { finding, dim, value: group.value.clone(), check: Check::Above(metric, c.other_p50) });
             }
         }
         for (which, share) in SHARES.iter().enumerate() {
-            findings.extend(share.finding(which, &who, &subject, dim, group, (&all, &all_strata)));
+            let found = share.finding(which, &who, &subject, dim, group, (&all, &all_strata));
+            findings.extend(found.map(|finding| Candidate { finding, dim, value: group.value.clone(), check: Check::Share(which) }));
         }
     }
     Ok(findings)
@@ -194,6 +292,8 @@ struct Share {
     metric: &'static str,
     /// Its counts in a rollup, by length band where the rollup keeps them (else all in the first).
     by_band: fn(&Rollup) -> BandCounts,
+    /// Whether a stream has the trait (`None`: not known).
+    of_stream: fn(&Row) -> Option<bool>,
     /// Whether its strata are split by length band too.
     by_length: bool,
     /// The words of its finding, from who, its rate and the others' in percent.
@@ -209,6 +309,7 @@ const SHARES: [Share; 2] = [
             let banded = (0..3).map(band).fold((0, 0), |(k, w), (bk, bw)| (k + bk, w + bw));
             [band(0), band(1), band(2), (r.stall_known.saturating_sub(banded.0), r.stalled.saturating_sub(banded.1))]
         },
+        of_stream: |row| row.stall_count.map(|n| n > 0),
         by_length: true,
         words: |who, rate, other| format!("{who} stalls often: {rate:.0}% of its streams paused for 500 ms or more, against {other:.0}% of the other streams"),
     },
@@ -216,6 +317,7 @@ const SHARES: [Share; 2] = [
         kind: "network",
         metric: "bunchedRate",
         by_band: |r| [(r.bunch_known, r.bunched), (0, 0), (0, 0), (0, 0)],
+        of_stream: |row| row.bunched,
         by_length: false,
         words: |who, rate, other| {
             format!("{who} gets its tokens in bunches: in {rate:.0}% of its streams, most output events reached the page in the same network read as the one before (a buffering proxy or gateway holds them), against {other:.0}% of the other streams")
