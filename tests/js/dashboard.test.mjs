@@ -2,10 +2,14 @@
 // hundred stored records: names from beacons render as text (hostile ones included), "What users
 // feel" comes first and lists exactly /api/diagnosis's findings (a finding's button filters the page
 // to its value; a window where nothing stands out says so), the headline tiles agree with
-// /api/summary, the A/B panel shows /api/compare's verdict, the slowest-streams table lists
-// /api/streams' worst streams and draws the picked one's cadence, the stop rates (by TTFT and TPOT
-// band, per group, per A/B arm) and the TPOT by answer length are the API's, the charts draw, and the
-// empty and error states show. Writes a screenshot to target/dashboard.png.
+// /api/summary, the A/B panel shows /api/compare's judgement over sessions (its status, sessions and
+// streams per arm, the always-valid interval, the power line, the secondary figures, the verdict, a
+// sample ratio mismatch when the split expected is not the one seen) over an experiment with its own
+// start that each look extends, the slowest-streams table lists /api/streams' worst streams and
+// draws the picked one's cadence, the stop rates (by TTFT and TPOT band, per group, per A/B arm) and
+// the TPOT by answer length are the API's, the charts draw, and the empty and error states show.
+// Writes screenshots to target/dashboard.png (the page), target/dashboard-ab.png and
+// target/dashboard-ab-srm.png (the A/B panel).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -15,7 +19,7 @@ import { ROOT, startCollector } from '../../scripts/collector.mjs';
 import { launchChromium } from './browsers/chromium.mjs';
 import { prng } from './lib/prng.mjs';
 // The page's own formatting: a figure shown is compared with the API's, formatted as the page does.
-import { count, ms, percent, pValue } from '../../www/dashboard/js/format.js';
+import { count, dateTimeInput, ms, percent, points, pValue, signed, tick } from '../../www/dashboard/js/format.js';
 
 // Beacon strings are anyone's to choose: these would run script if the page ever parsed them as HTML.
 const HOSTILE_MODEL = '<img src=x onerror=alert(1)>';
@@ -23,6 +27,9 @@ const HOSTILE_SCENARIO = '</script><script>window.__pwned=1</script>';
 const MODELS = ['gpt-4.1-mini', HOSTILE_MODEL];
 const SCENARIOS = ['chat', HOSTILE_SCENARIO];
 const RECORDS = 320;
+// A session's streams share its envelope's sessionId and its variant: the A/B panel counts sessions.
+const STREAMS_PER_SESSION = 4;
+const SESSIONS_PER_ARM = RECORDS / STREAMS_PER_SESSION / 2;
 
 const now = Date.now();
 // An absolute window in the hash: the page queries exactly what the test queries.
@@ -37,12 +44,16 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dashboard-test-'));
   collector = await startCollector({ db: join(dir, 'beacons.db') });
   for (let i = 0; i < RECORDS; i += 100) {
-    const response = await fetch(`${collector.url}/v1/beacons`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain;charset=UTF-8' },
-      body: JSON.stringify(envelope(records(i, Math.min(i + 100, RECORDS)), `b-${i}`)),
-    });
-    assert.equal(response.status, 200, await response.text());
+    const chunk = records(i, Math.min(i + 100, RECORDS));
+    for (let k = 0; k < chunk.length; k += STREAMS_PER_SESSION) {
+      const session = (i + k) / STREAMS_PER_SESSION;
+      const response = await fetch(`${collector.url}/v1/beacons`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain;charset=UTF-8' },
+        body: JSON.stringify(envelope(chunk.slice(k, k + STREAMS_PER_SESSION), `b-${session}`, `s-${session}`)),
+      });
+      assert.equal(response.status, 200, await response.text());
+    }
   }
   browser = await launchChromium();
 });
@@ -154,13 +165,19 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
   }
   assert.ok(byModel.some((g) => g.stopRate > 0), 'some group has stops');
 
-  const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from=${from}&to=${to}&${SLO}`);
-  assert.ok(compare.verdict, 'the API gives a verdict');
-  assert.equal(await text(page, '#ab-verdict'), compare.verdict);
-  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('#ab-result thead .arm')].map((th) => th.textContent)), ['a: A', 'b: B']);
-  const abRows = await page.$$eval('#ab-result tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
-  assert.ok(compare.stopRate.a > 0 && compare.stopRate.b > 0, `both arms have stops: ${JSON.stringify(compare.stopRate)}`);
-  assert.deepEqual(abRows.find((r) => r[0] === 'stop rate'), ['stop rate', percent(compare.stopRate.a), percent(compare.stopRate.b), `p ${pValue(compare.stopRate.pValue)}`], 'the stop rate per arm and its p-value');
+  // The A/B panel, with no experiment start set: the experiment is the window, the session the sample.
+  const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&unit=session&split=50:50&mde=0.1&from=${from}&to=${to}&${SLO}`);
+  assert.deepEqual([compare.a.units, compare.b.units, compare.a.streams, compare.b.streams, compare.mixedUnits], [SESSIONS_PER_ARM, SESSIONS_PER_ARM, RECORDS / 2, RECORDS / 2, 0], 'each session in one arm');
+  assert.equal(compare.sequential.status, 'a is better', 'A streams faster, clearly enough to decide');
+  assert.ok(compare.secondary.stopRate.a > 0 && compare.secondary.stopRate.b > 0, `both arms have stops: ${JSON.stringify(compare.secondary.stopRate)}`);
+  const ab = await shownComparison(page);
+  assert.equal(ab.status, 'A is better', 'the decision as the headline, the better arm by its name');
+  assert.equal(ab.srm, null, 'no sample ratio warning for an even split');
+  assertComparison(ab, compare);
+  assert.equal(await experimentStart(page), Math.floor(from / 1000) * 1000, 'the experiment starts with the window when no start is set');
+  assert.match(await text(page, '#ab-window'), /each look extends its end and keeps its start.*No start set/);
+  mkdirSync(join(ROOT, 'target'), { recursive: true });
+  await page.locator('#ab').screenshot({ path: join(ROOT, 'target/dashboard-ab.png') });
 
   const slowest = (await api(`/api/streams?from=${from}&to=${to}&sort=tpotMs&limit=20`)).streams;
   assert.equal(slowest.length, 20);
@@ -179,7 +196,8 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
   assertShows(await page.$eval('#streams tbody tr td:nth-child(6)', (td) => td.textContent), worstTtft.ttftMs, 'ranked by TTFT once picked');
   assert.match(await page.evaluate(() => location.hash), /slowest=ttftMs/, 'the ranking is in the shared link');
 
-  // The stream explorer: the worst stream's cadence first, then the one a click picks.
+  // The stream explorer: the picked stream's cadence (the worst by TPOT, picked first, stays picked
+  // while the table lists it; else the worst), then the one a click picks.
   const byTtft = (await api(`/api/streams?from=${from}&to=${to}&sort=ttftMs&limit=20`)).streams;
   const drawn = () => page.evaluate(() => ({
     caption: document.querySelector('#cadence-caption').textContent,
@@ -198,9 +216,10 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
     assert.equal(got.stalls, stream.stalls.count, 'a red stretch per stall, none on the steady stretches');
     assert.equal(got.ideal, 1, 'the steady stream to compare with');
   };
-  expectDrawn(await drawn(), byTtft[0], 0);
-  const stalledAt = byTtft.findIndex((s, i) => i > 0 && s.cadence?.length && s.stalls?.count > 0);
-  assert.ok(stalledAt > 0, 'a stalled stream among the worst by TTFT');
+  const kept = Math.max(0, byTtft.findIndex((s) => s.id === slowest[0].id));
+  expectDrawn(await drawn(), byTtft[kept], kept);
+  const stalledAt = byTtft.findIndex((s, i) => i !== kept && s.cadence?.length && s.stalls?.count > 0);
+  assert.ok(stalledAt >= 0, 'a stalled stream among the worst by TTFT');
   await page.click(`#streams tbody tr:nth-child(${stalledAt + 1})`);
   await page.waitForFunction((id) => document.querySelector('#cadence-caption').textContent.endsWith(id), `stream ${byTtft[stalledAt].id}`);
   const stalled = await drawn();
@@ -220,7 +239,6 @@ test('hostile names render literally, the findings are /api/diagnosis\'s, tiles 
   const legend = await page.evaluate(() => [...document.querySelectorAll('#chart-tpot-distribution .u-legend .u-label')].map((l) => l.textContent));
   assert.deepEqual(legend.slice(1), ['A', 'B'], 'one distribution curve per variant');
 
-  mkdirSync(join(ROOT, 'target'), { recursive: true });
   await page.screenshot({ path: join(ROOT, 'target/dashboard.png'), fullPage: true });
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
@@ -241,7 +259,7 @@ test('with --read-key the page asks for the key once, keeps it for the tab, and 
   const READ_KEY = 'the-dashboard-read-key-0123';
   const keyed = await startCollector({ db: join(dir, 'keyed.db'), args: ['--read-key', READ_KEY], build: false });
   try {
-    const posted = await fetch(`${keyed.url}/v1/beacons`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(envelope(records(0, 100), 'keyed')) });
+    const posted = await fetch(`${keyed.url}/v1/beacons`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(envelope(records(0, 100), 'keyed', 's-keyed')) });
     assert.equal(posted.status, 200, 'ingest needs no read key');
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const dialogs = [];
@@ -295,12 +313,63 @@ test('a shared link with a filter shows only that model, and the A/B panel lists
   assert.deepEqual(arms, [...SCENARIOS].sort((x, y) => x.localeCompare(y)), 'the arms are the scenarios, as text');
   const compare = await api(`/api/compare?dimension=scenario&a=${encodeURIComponent(arms[0])}&b=${encodeURIComponent(arms[1])}&metric=tpotMs&from=${from}&to=${to}&model=${encodeURIComponent(HOSTILE_MODEL)}&${SLO}`);
   assert.equal(await text(page, '#ab-verdict'), compare.verdict);
+  assert.ok(compare.mixedUnits > 0, 'scenarios are not assigned per session: some sessions have both');
+  assert.equal(await text(page, '#ab-notes'), `${count(compare.mixedUnits)} sessions saw both arms and are left out.`);
   assert.equal(await page.evaluate(() => document.querySelectorAll('img').length + (window.__pwned ?? 0)), 0);
   assert.deepEqual(dialogs, []);
 
   await page.click('#range button[value="6h"]');
   await page.waitForFunction(() => location.hash.includes('range=6h'));
   assert.match(await page.evaluate(() => location.hash), /model=/, 'the filter stays in the hash');
+  await page.close();
+});
+
+test('the A/B experiment has its own start, kept in the link: each look extends its end and keeps its start', async () => {
+  const { page } = await open('#range=1h');
+  const start = Math.floor((now - 30 * 60_000) / 1000) * 1000;
+  const nextLook = (predicate = () => true) => page.waitForRequest((r) => r.url().includes('/api/compare?') && predicate(new URL(r.url()).searchParams)).then((r) => new URL(r.url()).searchParams);
+  const firstLook = nextLook((params) => params.get('from') === String(start));
+  await page.fill('#ab-start', dateTimeInput(start));
+  const first = await firstLook;
+  assert.match(await page.evaluate(() => location.hash), new RegExp(`abStart=${start}`), 'the start in the shared link');
+  const compare = await api(`/api/compare?${first}`);
+  await page.waitForFunction((verdict) => document.querySelector('#ab-verdict')?.textContent === verdict, compare.verdict);
+  assert.deepEqual((await shownComparison(page)).units[0], ['sessions', count(compare.a.units), count(compare.b.units)], 'the sessions since the start');
+  assert.ok(compare.a.units + compare.b.units + compare.mixedUnits < 2 * SESSIONS_PER_ARM, 'fewer sessions than in the whole window');
+  assert.doesNotMatch(await text(page, '#ab-window'), /No start set/);
+  assert.equal(await page.$eval('#ab-start-clear', (button) => button.hidden), false, 'a set start can be reset');
+
+  // Another look (as the 10 s refresh does): the same start, a later end.
+  await page.waitForTimeout(20);
+  const secondLook = nextLook();
+  await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  const second = await secondLook;
+  assert.equal(second.get('from'), String(start), 'the start is kept');
+  assert.ok(Number(second.get('to')) > Number(first.get('to')), `the end moves on: ${first.get('to')} then ${second.get('to')}`);
+
+  const reopened = await open(`#range=1h&abStart=${start}`);
+  assert.equal(await experimentStart(reopened.page), start, 'the start is in the shared link');
+  await reopened.page.click('#ab-start-clear');
+  await reopened.page.waitForFunction(() => !location.hash.includes('abStart'));
+  await reopened.page.close();
+  await page.close();
+});
+
+test('an expected split the sessions do not follow shows the sample ratio warning and names no winner', async () => {
+  const { page } = await open(`#from=${from}&to=${to}&split=3:1&detect=1`);
+  const compare = await api(`/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&unit=session&split=3:1&mde=0.01&from=${from}&to=${to}&${SLO}`);
+  assert.equal(compare.srm.mismatch, true, `${SESSIONS_PER_ARM} sessions each where 3:1 was expected`);
+  assert.equal(compare.sequential.status, 'sample ratio mismatch');
+  assert.ok(compare.power.moreUnitsPerArm > 0, 'a 1% difference needs more sessions than there are');
+  const ab = await shownComparison(page);
+  assert.equal(ab.status, 'Sample ratio mismatch: no decision');
+  const { observed, expected } = compare.srm;
+  const total = observed[0] + observed[1];
+  assert.ok(ab.srm?.startsWith(`Sample ratio mismatch: ${count(observed[0])} sessions in a (A) and ${count(observed[1])} in b (B), where about ${count(total * expected[0])} and ${count(total * expected[1])} were expected (${percent(expected[0])} : ${percent(expected[1])}), p ${pValue(compare.srm.pValue)}.`), ab.srm);
+  assert.ok(await page.locator('#ab-srm').isVisible(), 'the warning shows');
+  assertComparison(ab, compare);
+  assert.equal(await page.$eval('#ab-split', (i) => i.value), '3:1', 'the split from the link');
+  await page.locator('#ab').screenshot({ path: join(ROOT, 'target/dashboard-ab-srm.png') });
   await page.close();
 });
 
@@ -390,6 +459,55 @@ const shownFindings = (page) => page.$$eval('#findings li', (lis) => lis.map((li
   evidence: li.querySelector('.finding-evidence').textContent,
 })));
 
+/** The A/B panel's parts, as text (null for a part not shown). */
+const shownComparison = (page) => page.evaluate(() => {
+  const textOf = (selector) => document.querySelector(selector)?.textContent.trim() ?? null;
+  const rows = (selector) => [...document.querySelectorAll(`${selector} tbody tr`)].map((tr) => [...tr.children].map((c) => c.textContent));
+  return {
+    status: textOf('#ab-status'),
+    srm: textOf('#ab-srm'),
+    arms: [...document.querySelectorAll('#ab-arms thead .arm')].map((th) => th.textContent),
+    units: rows('#ab-arms'),
+    difference: textOf('#ab-difference'),
+    interval: textOf('#ab-interval'),
+    power: textOf('#ab-power'),
+    fixed: textOf('#ab-fixed'),
+    secondaryCaption: textOf('#ab-secondary caption'),
+    secondary: rows('#ab-secondary'),
+    verdict: textOf('#ab-verdict'),
+  };
+});
+
+/** The panel shows `compare` (variants A and B on TPOT) as the page formats it. */
+function assertComparison(shown, compare) {
+  const { a, b, difference, sequential, power, secondary } = compare;
+  assert.equal(shown.verdict, compare.verdict, 'the verdict, verbatim');
+  assert.deepEqual(shown.arms, ['a: A', 'b: B']);
+  assert.deepEqual(shown.units, [
+    ['sessions', count(a.units), count(b.units)],
+    ['streams', count(a.streams), count(b.streams)],
+    ['mean TPOT', ms(a.mean), ms(b.mean)],
+    ['median TPOT', ms(a.median), ms(b.median)],
+  ], 'sessions, streams, mean and median per arm');
+  assert.ok(shown.difference.startsWith(`mean TPOT, b − a: ${signed(difference.estimate, ms)} (${signed(difference.relative, percent)}); 95% interval, always valid: `), shown.difference);
+  assert.equal(shown.interval, `${signed(sequential.ci95[0], ms)} to ${signed(sequential.ci95[1], ms)}`, 'the confidence sequence');
+  const needed = power.moreUnitsPerArm > 0 ? `About ${count(power.moreUnitsPerArm)} more sessions per arm` : 'Enough sessions';
+  assert.ok(shown.power.startsWith(`${needed} to detect a ${tick(power.relativeDifference * 100)}% difference; detectable now: ${percent(power.detectableNow)} (`), shown.power);
+  assert.ok(shown.fixed.startsWith('Fixed horizon, valid only for a sample size fixed beforehand'), shown.fixed);
+  assert.ok(shown.fixed.endsWith(`b − a ${signed(difference.estimate, ms)}, 95% CI ${signed(difference.ci95[0], ms)} to ${signed(difference.ci95[1], ms)}, p ${pValue(difference.pValue)}`), shown.fixed);
+  assert.match(shown.secondaryCaption, /^secondary \(not the decision\)/);
+  const share = (label, f) => [label, percent(f.a), percent(f.b), signed(f.difference, points), `p ${pValue(f.pValue)}`];
+  assert.deepEqual(shown.secondary, [
+    ['median TPOT', ms(secondary.median.a), ms(secondary.median.b), signed(secondary.median.difference, ms), `p ${pValue(secondary.median.pValue)}`],
+    share('stall rate', secondary.stallRate),
+    share('stop rate', secondary.stopRate),
+    share('goodput', secondary.goodput),
+  ], 'the secondary figures with their fixed-horizon p-values');
+}
+
+/** The A/B experiment's start the page shows, in epoch ms (the input keeps whole seconds). */
+const experimentStart = (page) => page.$eval('#ab-start', (input) => new Date(input.value).getTime());
+
 /** The last number in `shown` ("p90 1,234.5 ms") equals `expected` to the digits shown. */
 function assertShows(shown, expected, what) {
   const match = /(-?[\d,]+)(?:\.(\d+))?(?!.*\d)/.exec(shown);
@@ -400,17 +518,18 @@ function assertShows(shown, expected, what) {
 }
 
 /**
- * Records from index `start` to `end`: variant B streams slower (TPOT) and stalls more than A, and
- * the hostile-named model is slow to start (two causes for the diagnosis); a few wait seconds for
- * their first token, a few B streams crawl, and the slower a stream the likelier the user stopped it
- * (`aborted`) or left (`incomplete`), always after its first token.
+ * Records from index `start` to `end`, each STREAMS_PER_SESSION in a row a session of one variant:
+ * variant B streams slower (TPOT) and stalls more than A, and the hostile-named model is slow to
+ * start (two causes for the diagnosis); a few wait seconds for their first token, a few B streams
+ * crawl, and the slower a stream the likelier the user stopped it (`aborted`) or left
+ * (`incomplete`), always after its first token.
  */
 function records(start, end) {
   const random = prng(start + 1);
   const giveUp = prng(start + 10_007); // its own sequence: the other figures stay as they were
   return Array.from({ length: end - start }, (_, k) => {
     const i = start + k;
-    const variant = i % 2 ? 'B' : 'A';
+    const variant = Math.floor(i / STREAMS_PER_SESSION) % 2 ? 'B' : 'A';
     const model = MODELS[i % 3 === 2 ? 1 : 0];
     const crawls = variant === 'B' && i % 29 === 5;
     const tpot = (variant === 'A' ? 18 + random() * 14 : 32 + random() * 30) * (crawls ? 3 : 1);
@@ -419,7 +538,8 @@ function records(start, end) {
     const u = giveUp();
     const status = u >= stopChance ? 'ok' : u < stopChance / 3 ? 'incomplete' : 'aborted';
     const tokens = 20 + Math.floor(random() * 700);
-    const stalled = variant === 'B' && random() < 0.2;
+    // The B streams among those slow to start stall too: the worst by TTFT include stalls to draw.
+    const stalled = variant === 'B' && (random() < 0.2 || i % 23 === 7);
     const gapP90 = tpot * (1.4 + random());
     const duration = ttft + tpot * (tokens - 1) + (stalled ? 900 : 0);
     // Steady, with the stall halfway; every seventh record comes from a package before the cadence.
@@ -470,6 +590,6 @@ function records(start, end) {
   });
 }
 
-function envelope(records, batchId) {
-  return { v: 1, def: 1, sentAt: now, sessionId: 's-dashboard', pageId: 'p-dashboard', batchId, retry: 0, sampleRate: 1, records };
+function envelope(records, batchId, sessionId) {
+  return { v: 1, def: 1, sentAt: now, sessionId, pageId: `p-${sessionId}`, batchId, retry: 0, sampleRate: 1, records };
 }

@@ -1,7 +1,7 @@
 // The page's controls (filters, SLO, A/B picks, time range, pause) and the state they show. Select
 // options are dimension values from beacons: each goes in as an option's text and value, never as HTML.
 import { byId, el, replaceChildren } from './dom.js';
-import { dateTime } from './format.js';
+import { dateTime, dateTimeInput } from './format.js';
 import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS, SLOWEST_SORTS } from './view-state.js';
 
 /** The sorted distinct values of `dimension` among summary groups (streams that did not set it aside). */
@@ -47,10 +47,26 @@ export function showState(state) {
   byId('slo-tpot').value = state.slo.tpotMs;
   byId('ab-dimension').value = state.ab.dimension;
   byId('ab-metric').value = state.ab.metric;
+  byId('ab-split').value = state.ab.split;
+  byId('ab-detect').value = state.ab.detect;
   byId('slowest-sort').value = state.slowest;
   const pause = byId('pause');
   pause.setAttribute('aria-pressed', String(state.paused));
   replaceChildren(pause, state.paused ? 'Resume' : 'Pause');
+}
+
+/**
+ * Shows the A/B experiment's start (`from`), chosen or the window's (which a rolling window moves at
+ * every refresh), and says how the looks go. A start being typed is left alone.
+ */
+export function showExperimentStart(from, chosen, rolling) {
+  const input = byId('ab-start');
+  if (document.activeElement !== input) input.value = dateTimeInput(from);
+  byId('ab-start-clear').hidden = !chosen;
+  const end = rolling ? 'now' : 'the window\'s end';
+  replaceChildren(byId('ab-window'),
+    `The experiment runs from its start to ${end}: each look extends its end and keeps its start, and the always-valid decision stays valid however often you look.`,
+    chosen ? '' : ` No start set: it starts with the dashboard's window${rolling ? ', which moves with every look' : ''}. Set the time the test began.`);
 }
 
 function plural(dimension) {

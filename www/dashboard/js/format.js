@@ -25,6 +25,15 @@ export function percent(share) {
   return `${byDigits[share * 100 >= 99.95 || share === 0 ? 0 : 1].format(share * 100)}%`;
 }
 
+/** A difference: `format(value)` with a plus sign when positive (+1.2 ms, -0.5 ms). */
+export function signed(value, format) {
+  if (isMissing(value)) return NONE;
+  return `${value > 0 ? '+' : ''}${format(value)}`;
+}
+
+/** A difference of two shares in percentage points. */
+export const points = (share) => (isMissing(share) ? NONE : `${number(share * 100)} pp`);
+
 const plain = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 
 /** A number without trailing zeros (0, 50, 2.5): axis ticks, so those of one axis read alike, and band ends. */
@@ -52,6 +61,16 @@ const clockFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-di
 const hoursMinutesFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 export const clock = (epochMs) => clockFormat.format(epochMs);
 export const hoursMinutes = (epochMs) => hoursMinutesFormat.format(epochMs);
+/**
+ * A time as a datetime-local input's value, local time to the second, in the form the input keeps
+ * (no ":00" seconds): "2026-12-07T21:08:15", "2026-12-07T21:09".
+ */
+export function dateTimeInput(epochMs) {
+  const t = new Date(epochMs);
+  const two = (n) => String(n).padStart(2, '0');
+  const seconds = t.getSeconds() === 0 ? '' : `:${two(t.getSeconds())}`;
+  return `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())}T${two(t.getHours())}:${two(t.getMinutes())}${seconds}`;
+}
 const monthDayFormat = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric' });
 export const monthDay = (epochMs) => monthDayFormat.format(epochMs);
 

@@ -3,7 +3,7 @@
 // answer shows in the banner and the other panels still update.
 import { renderComparison, renderComparisonHint } from './ab-panel.js';
 import { get, queryString } from './api.js';
-import { distinctValues, fillFilters, fillFixedOptions, fillSelect, showState } from './controls.js';
+import { distinctValues, fillFilters, fillFixedOptions, fillSelect, showExperimentStart, showState } from './controls.js';
 import { renderDistributions } from './distribution.js';
 import { byId, el, replaceChildren } from './dom.js';
 import { renderFindings } from './findings.js';
@@ -13,7 +13,7 @@ import { renderLengthTable } from './length-table.js';
 import { renderStreamsTable, SLOWEST_LIMIT } from './streams-table.js';
 import { renderStops } from './stops-panel.js';
 import { renderTileCharts, renderTiles, TILE_SERIES } from './headline.js';
-import { AB_DIMENSIONS, FILTER_DIMENSIONS, parseHash, timeWindow, toHash } from './view-state.js';
+import { AB_DIMENSIONS, experimentWindow, FILTER_DIMENSIONS, parseHash, timeWindow, toHash } from './view-state.js';
 
 const REFRESH_MS = 10_000;
 
@@ -65,23 +65,32 @@ async function refresh() {
 }
 
 /**
- * Fills the arm pickers, then shows /api/compare for the picked (or first two) arms. A filter on the
- * compared dimension itself is left out: it would leave one arm empty.
+ * Fills the arm pickers, then shows /api/compare for the picked (or first two) arms over the
+ * experiment: from its start to the window's end. A filter on the compared dimension itself is left
+ * out: it would leave one arm empty.
  */
 async function compare(groups, span, signal, settle) {
-  const { dimension, metric } = state.ab;
+  const { dimension, metric, split, detect } = state.ab;
   const values = distinctValues(groups, dimension);
   const a = state.ab.a || values[0] || '';
   const b = state.ab.b || values.find((v) => v !== a) || '';
   fillSelect(byId('ab-a'), values, a, null);
   fillSelect(byId('ab-b'), values, b, null);
+  const experiment = experimentWindow(state, span);
+  showExperimentStart(experiment.from, state.ab.start !== null, state.from === null);
   if (!a || !b || a === b) {
     renderComparisonHint(values.length < 2 ? `Comparing needs two ${dimension} values with streams in this range.` : 'Pick two different arms.');
     return;
   }
+  if (experiment.from >= experiment.to) {
+    renderComparisonHint('The experiment starts after the window\'s end: pick an earlier start.');
+    return;
+  }
   const filters = { ...state.filters, [dimension]: '' };
-  const answer = await settle(get('compare', queryString(span, filters, state.slo, { dimension, a, b, metric }), signal));
-  if (answer && !signal.aborted) renderComparison(answer, metric);
+  // The session is the API's only unit yet; named so that the answer's counts say what they count.
+  const own = { dimension, a, b, metric, unit: 'session', ...(split.trim() && { split: split.trim() }), ...(detect.trim() && { mde: Number(detect) / 100 }) };
+  const answer = await settle(get('compare', queryString(experiment, filters, state.slo, own), signal));
+  if (answer && !signal.aborted) renderComparison(answer);
 }
 
 function showEmpty(empty) {
@@ -96,6 +105,12 @@ function showErrors(errors) {
   banner.hidden = errors.length === 0;
   const unique = [...new Map(errors.map((e) => [e.message, e])).values()];
   replaceChildren(banner, unique.map((e) => el('p', {}, el('strong', {}, e.error ?? 'error'), e.field ? ` in ${e.field}` : '', `: ${e.problem ?? e.message}`)));
+}
+
+/** A datetime-local input's value (local time) in epoch ms; null when cleared. */
+function epochOf(localDateTime) {
+  const epochMs = new Date(localDateTime).getTime();
+  return Number.isFinite(epochMs) ? epochMs : null;
 }
 
 /** Applies a change from a control: into the state, the URL hash (shareable), and a refresh. */
@@ -117,6 +132,10 @@ byId('ab-dimension').addEventListener('change', (e) => update((s) => Object.assi
 byId('ab-a').addEventListener('change', (e) => update((s) => (s.ab.a = e.target.value)));
 byId('ab-b').addEventListener('change', (e) => update((s) => (s.ab.b = e.target.value)));
 byId('ab-metric').addEventListener('change', (e) => update((s) => (s.ab.metric = e.target.value)));
+byId('ab-start').addEventListener('change', (e) => update((s) => (s.ab.start = epochOf(e.target.value))));
+byId('ab-start-clear').addEventListener('click', () => update((s) => (s.ab.start = null)));
+byId('ab-split').addEventListener('change', (e) => update((s) => (s.ab.split = e.target.value.trim())));
+byId('ab-detect').addEventListener('change', (e) => update((s) => (s.ab.detect = e.target.value.trim())));
 byId('slowest-sort').addEventListener('change', (e) => update((s) => (s.slowest = e.target.value)));
 byId('pause').addEventListener('click', () => update((s) => (s.paused = !s.paused)));
 addEventListener('hashchange', () => {

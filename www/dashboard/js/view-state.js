@@ -1,7 +1,9 @@
 // What the page shows, kept in the URL hash so that a view can be shared or bookmarked:
 //   #range=1h&model=gpt-4o&slo.ttftMs=1000&slo.tpotMs=50&ab=variant&a=A&b=B&metric=tpotMs&slowest=ttftMs
 // `from` and `to` (epoch ms) pin an absolute window instead of a range ending now: the link to an
-// incident keeps showing that incident.
+// incident keeps showing that incident. The A/B experiment has its own start (`abStart`, epoch ms),
+// its expected split of sessions (`split`, a:b weights) and the difference its power line plans for
+// (`detect`, in percent).
 
 export const RANGES = { '15m': 15 * 60_000, '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 24 * 3_600_000 };
 export const FILTER_DIMENSIONS = ['model', 'scenario', 'variant', 'connection'];
@@ -21,7 +23,7 @@ export function defaultState() {
     to: null,
     filters: Object.fromEntries(FILTER_DIMENSIONS.map((d) => [d, ''])),
     slo: { ttftMs: '1000', tpotMs: '50' },
-    ab: { dimension: 'variant', a: '', b: '', metric: 'tpotMs' },
+    ab: { dimension: 'variant', a: '', b: '', metric: 'tpotMs', start: null, split: '50:50', detect: '10' },
     slowest: 'tpotMs',
     paused: false,
   };
@@ -41,6 +43,9 @@ export function parseHash(hash) {
   state.ab.a = params.get('a') ?? '';
   state.ab.b = params.get('b') ?? '';
   if (Object.hasOwn(AB_METRICS, params.get('metric') ?? '')) state.ab.metric = params.get('metric');
+  const abStart = Number(params.get('abStart'));
+  if (params.has('abStart') && Number.isFinite(abStart)) state.ab.start = abStart;
+  for (const key of ['split', 'detect']) if (params.has(key)) state.ab[key] = params.get(key);
   if (Object.hasOwn(SLOWEST_SORTS, params.get('slowest') ?? '')) state.slowest = params.get('slowest');
   state.paused = params.get('paused') === '1';
   return state;
@@ -62,6 +67,8 @@ export function toHash(state) {
   if (state.ab.a) params.set('a', state.ab.a);
   if (state.ab.b) params.set('b', state.ab.b);
   if (state.ab.metric !== defaults.ab.metric) params.set('metric', state.ab.metric);
+  if (state.ab.start !== null) params.set('abStart', state.ab.start);
+  for (const key of ['split', 'detect']) if (state.ab[key] !== defaults.ab[key]) params.set(key, state.ab[key]);
   if (state.slowest !== defaults.slowest) params.set('slowest', state.slowest);
   if (state.paused) params.set('paused', '1');
   const hash = params.toString();
@@ -75,4 +82,12 @@ export function timeWindow(state, now) {
   const span = Math.max(to - from, 1);
   const [bucket] = BUCKETS.find(([, size]) => span / size <= MAX_POINTS) ?? BUCKETS[BUCKETS.length - 1];
   return { from, to, bucket };
+}
+
+/**
+ * The A/B experiment's window: from its own start (the dashboard window's when none is set) to the
+ * dashboard window's end, so that each look extends the experiment and keeps where it began.
+ */
+export function experimentWindow(state, span) {
+  return { from: state.ab.start ?? span.from, to: span.to };
 }
