@@ -25,11 +25,12 @@ if ! npm ls --depth=0 >/dev/null 2>&1; then
   npm ci --no-audit --no-fund
 fi
 
-# SciPy, in a private virtualenv, is the independent reference the collector's statistics are tested against.
-if ! target/pyenv/bin/python -c 'import scipy' >/dev/null 2>&1; then
-  say "installing SciPy into target/pyenv (the reference for the A/B statistics tests)"
+# SciPy and statsmodels, in a private virtualenv, are the independent reference the collector's
+# statistics are tested against (statsmodels 0.15, not 0.14: 0.14.6 warns on import with pandas 3).
+if ! target/pyenv/bin/python -c 'import scipy, statsmodels' >/dev/null 2>&1; then
+  say "installing SciPy and statsmodels into target/pyenv (the reference for the A/B statistics tests)"
   python3 -m venv target/pyenv
-  target/pyenv/bin/pip install --quiet --disable-pip-version-check scipy==1.17.1 numpy==2.4.6
+  target/pyenv/bin/pip install --quiet --disable-pip-version-check scipy==1.17.1 numpy==2.4.6 statsmodels==0.15.0
 fi
 
 # chdb-core is a current ClickHouse (26.x) in-process: the test suite replays every statement the

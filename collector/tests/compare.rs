@@ -1,5 +1,21 @@
-//! GET /api/compare over real HTTP, checked against SciPy (tests/reference/compare.py, run in the
-//! virtualenv scripts/setup.sh makes) on the same values.
+//! GET /api/compare over real HTTP, every figure of the answer checked against an independent
+//! reference on the same streams: tests/reference/experiment.py (statsmodels, SciPy and NumPy, run in
+//! the virtualenv scripts/setup.sh makes).
+//!
+//! The streams come in sessions, one envelope each (its `sessionId` is the unit), of 1 to 12
+//! streams, and each session has its own speed and its own stall and stop propensity. That spread
+//! between sessions puts the unit-level standard errors well above what the same streams would give
+//! as independent samples (asserted), so a figure computed over streams fails here. A few sessions
+//! are in both arms: they are left out and counted.
+//!
+//! Exact (1e-9 relative, or equal): the arms' units, streams, counts, means and medians, the mixed
+//! units; the difference of the means and of the stall, stop and goodput shares with their ci95 and
+//! p-values (against statsmodels' OLS on an arm indicator with CR0 cluster-robust errors by session,
+//! which the delta method equals); the SRM p-value (SciPy's chi-square); the power figures; the
+//! sequential p-value and confidence sequence (the mSPRT re-derived from the normal mixture). Close:
+//! the median difference's standard error (the delta method for quantiles), within 15% of a cluster
+//! bootstrap's. Then the decisions and verdicts of a real difference, of none, of too few sessions,
+//! of an empty arm and of a sample ratio mismatch, and the 400s of bad parameters.
 
 mod common;
 
@@ -12,6 +28,12 @@ use std::sync::LazyLock;
 
 static T0: LazyLock<f64> = LazyLock::new(|| recent(1_700_000_000_000.0));
 
+/// The SLO of the goodput share: TTFT and TPOT at most these, in ms. The TPOT threshold lies in the
+/// arms' upper tail, so the gap [`clear_of`] leaves around it is far from the medians.
+const SLO: [f64; 2] = [1000.0, 50.0];
+/// The normal quantile of a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
 struct Rng(u64);
 impl Rng {
     fn unit(&mut self) -> f64 {
@@ -20,23 +42,49 @@ impl Rng {
     }
 }
 
-/// `n` records of arm `variant`, TPOT around `tpot` ms in half-millisecond steps (so there are ties),
-/// a stall in `stall_percent` of the streams that report stalls, a few null TPOTs; the user stops or
-/// leaves `stop_percent` of the streams, a few of which never reached their first token.
-fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, stop_percent: f64, rng: &mut Rng) -> Vec<Value> {
+/// An arm's sessions on average: TPOT (ms), the share of streams that stall and that the user stops.
+#[derive(Clone, Copy)]
+struct Behaviour {
+    tpot: f64,
+    stall: f64,
+    stop: f64,
+}
+
+struct Session {
+    id: String,
+    records: Vec<Value>,
+}
+
+/// `v` moved out of the 3% around `threshold`: the collector judges a value against an SLO by its
+/// sketch bucket (within 1%), so a value that close could be judged either way.
+fn clear_of(v: f64, threshold: f64) -> f64 {
+    match v / threshold {
+        r if (0.97..1.0).contains(&r) => threshold * 0.97,
+        r if (1.0..1.03).contains(&r) => threshold * 1.03,
+        _ => v,
+    }
+}
+
+/// 1 to 12 streams of `variant` for session `id`, started in the hour after T0. The session's own
+/// speed is 0.5 to 1.5 times the arm's TPOT, its stall and stop propensities 0 to 2 times the arm's;
+/// per stream TPOT is ±20% around the session's (in 0.01 ms steps), unknown in 1 of 25, stalls are
+/// unknown in 1 of 10, and 1 in 20 never reaches its first token.
+fn streams(id: &str, variant: &str, arm: Behaviour, rng: &mut Rng) -> Vec<Value> {
+    let (speed, stall, stop) = (arm.tpot * (0.5 + rng.unit()), arm.stall * 2.0 * rng.unit(), arm.stop * 2.0 * rng.unit());
+    let n = 1 + (rng.unit() * 12.0) as usize;
     (0..n)
-        .map(|i| {
-            let mut r = record(&format!("{variant}-{i}"));
+        .map(|k| {
+            let mut r = record(&format!("{id}-{variant}-{k}"));
             r["variant"] = json!(variant);
-            r["model"] = json!("m");
             r["startedAt"] = json!(*T0 + rng.unit() * 3_600_000.0);
-            r["ttftMs"] = json!((300.0 + rng.unit() * 900.0).round());
-            r["tpotMs"] = if i % 25 == 7 { Value::Null } else { json!(((tpot + (rng.unit() - 0.5) * tpot) * 2.0).round() / 2.0) };
-            r["stalls"] = if i % 10 == 3 { Value::Null } else { json!({ "count": u64::from(rng.unit() * 100.0 < stall_percent), "count1000": 0, "longestMs": 0, "totalMs": 0 }) };
-            if rng.unit() * 100.0 < stop_percent {
-                r["status"] = json!(["aborted", "incomplete"][i % 2]);
+            r["ttftMs"] = json!(clear_of((300.0 + rng.unit() * 900.0).round(), SLO[0]));
+            let tpot = clear_of((speed * (0.8 + 0.4 * rng.unit()) * 100.0).round() / 100.0, SLO[1]);
+            r["tpotMs"] = if rng.unit() < 0.04 { Value::Null } else { json!(tpot) };
+            r["stalls"] = if rng.unit() < 0.1 { Value::Null } else { json!({ "count": u64::from(rng.unit() < stall), "count1000": 0, "longestMs": 0, "totalMs": 0 }) };
+            if rng.unit() < stop {
+                r["status"] = json!(["aborted", "incomplete"][k % 2]);
             }
-            if i % 20 == 11 {
+            if rng.unit() < 0.05 {
                 r["ttftArrivalMs"] = Value::Null;
             }
             r
@@ -44,100 +92,215 @@ fn arm(variant: &str, n: usize, tpot: f64, stall_percent: f64, stop_percent: f64
         .collect()
 }
 
-fn ingest(server: &Server, records: &[Value]) {
-    for (n, chunk) in records.chunks(100).enumerate() {
-        let mut env = envelope(chunk.to_vec());
-        env["batchId"] = json!(format!("b-{n}-{}", chunk[0]["id"]));
-        assert_eq!(server.post_json("/v1/beacons", &env).status, 200);
+/// `n` sessions of one arm, ids `{variant}-{i}`.
+fn sessions(variant: &str, n: usize, arm: Behaviour, rng: &mut Rng) -> Vec<Session> {
+    (0..n).map(|i| Session { id: format!("{variant}-{i}"), records: streams(&format!("{variant}-{i}"), variant, arm, rng) }).collect()
+}
+
+/// `n` sessions with streams in both `a` and `b`: no single arm, to be left out.
+fn mixed(n: usize, a: (&str, Behaviour), b: (&str, Behaviour), rng: &mut Rng) -> Vec<Session> {
+    (0..n)
+        .map(|i| {
+            let id = format!("mixed-{i}");
+            let mut records = streams(&id, a.0, a.1, rng);
+            records.extend(streams(&id, b.0, b.1, rng));
+            Session { id, records }
+        })
+        .collect()
+}
+
+/// One envelope per session: the envelope carries the session id.
+fn ingest(server: &Server, sessions: &[Session]) {
+    for s in sessions {
+        let mut env = envelope(s.records.clone());
+        env["sessionId"] = json!(s.id);
+        env["batchId"] = json!(format!("b-{}", s.id));
+        assert_eq!(server.post_json("/v1/beacons", &env).status, 200, "session {}", s.id);
     }
 }
 
-/// What SciPy computes from the arms as sent. Goodput shares come from sketch buckets (a value within
-/// 1% of a threshold may be judged either way; the summary tests bound that), so the goodput test is
-/// checked on the shares the API reports: `good` gives each arm's (good, streams).
-fn reference(a: &[Value], b: &[Value], good: Value) -> Value {
-    let values = |rs: &[Value]| rs.iter().filter_map(|r| r["tpotMs"].as_f64()).collect::<Vec<_>>();
-    let stalled = |rs: &[Value]| {
-        let known: Vec<&Value> = rs.iter().filter(|r| !r["stalls"].is_null()).collect();
-        json!([known.iter().filter(|r| r["stalls"]["count"] != json!(0)).count(), known.len()])
-    };
-    let stopped = |rs: &[Value]| {
-        let reached: Vec<&Value> = rs.iter().filter(|r| !r["ttftArrivalMs"].is_null()).collect();
-        json!([reached.iter().filter(|r| r["status"] == "aborted" || r["status"] == "incomplete").count(), reached.len()])
-    };
-    let input = json!({ "a": values(a), "b": values(b), "stalled": { "a": stalled(a), "b": stalled(b) }, "stopped": { "a": stopped(a), "b": stopped(b) }, "good": good });
+/// What the reference computes from the streams of arms `a` and `b` as sent; `split` and `mde` as
+/// in the query.
+fn reference(sessions: &[Session], a: &str, b: &str, split: [f64; 2], mde: f64) -> Value {
+    let streams: Vec<Value> = sessions
+        .iter()
+        .flat_map(|s| s.records.iter().map(move |r| (s, r)))
+        .filter(|(_, r)| r["variant"] == a || r["variant"] == b)
+        .map(|(s, r)| {
+            let (ttft, tpot) = (r["ttftMs"].as_f64(), r["tpotMs"].as_f64());
+            json!({
+                "unit": s.id,
+                "arm": if r["variant"] == a { "a" } else { "b" },
+                "value": tpot,
+                "stalled": r["stalls"].get("count").map(|c| c != 0),
+                "reached": !r["ttftArrivalMs"].is_null(),
+                "stopped": r["status"] == "aborted" || r["status"] == "incomplete",
+                "good": ttft.is_some_and(|t| t <= SLO[0]) && tpot.is_some_and(|t| t <= SLO[1]),
+            })
+        })
+        .collect();
+    let input = json!({ "streams": streams, "split": split, "mde": mde });
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = std::env::var("LLM_UX_PYTHON").unwrap_or_else(|_| root.join("target/pyenv/bin/python").display().to_string());
     let mut child = Command::new(&python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/compare.py"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/experiment.py"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {python} ({e}): run `bash scripts/setup.sh`, which installs SciPy into target/pyenv"));
+        .unwrap_or_else(|e| panic!("cannot run {python} ({e}): run `bash scripts/setup.sh`, which installs SciPy and statsmodels into target/pyenv"));
     child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "reference/compare.py failed");
+    assert!(out.status.success(), "reference/experiment.py failed");
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `got` within 1e-9 of `want`, relative; both null when the reference has no such figure.
 fn close(got: &Value, want: &Value, what: &str) {
-    let (g, w) = (got.as_f64().unwrap_or_else(|| panic!("{what}: got {got}")), want.as_f64().unwrap());
-    assert!((g - w).abs() <= 1e-9 * w.abs().max(1e-12), "{what}: got {g}, SciPy {w}");
+    if want.is_null() {
+        assert!(got.is_null(), "{what}: got {got}, the reference has none");
+        return;
+    }
+    let (g, w) = (got.as_f64().unwrap_or_else(|| panic!("{what}: got {got}, the reference {want}")), want.as_f64().unwrap());
+    assert!((g - w).abs() <= 1e-9 * w.abs(), "{what}: got {g}, the reference {w}");
+}
+
+/// A difference as the answer gives it (`estimate`, `ci95`, `pValue`) against the reference's.
+fn same_difference(got: &Value, estimate: &Value, want: &Value, what: &str) {
+    close(estimate, &want["estimate"], &format!("{what} difference"));
+    close(&got["ci95"][0], &want["ci95"][0], &format!("{what} ci95 low"));
+    close(&got["ci95"][1], &want["ci95"][1], &format!("{what} ci95 high"));
+    close(&got["pValue"], &want["pValue"], &format!("{what} p"));
+}
+
+/// Every figure of `got` (the answer for `a` and `b`) against the reference `want`; `goodput`:
+/// whether the query gave an SLO.
+fn check(got: &Value, want: &Value, split: [f64; 2], goodput: bool) {
+    for (i, arm) in ["a", "b"].into_iter().enumerate() {
+        for key in ["units", "streams", "count"] {
+            assert_eq!(got[arm][key], want[key][i], "{arm} {key}");
+        }
+        close(&got[arm]["mean"], &want["mean"][arm]["mean"], &format!("mean {arm}"));
+        assert_eq!(got[arm]["median"], want["median"][arm], "median {arm}");
+    }
+    assert_eq!(got["mixedUnits"], want["mixedUnits"]);
+    let mean = &want["mean"];
+    same_difference(&got["difference"], &got["difference"]["estimate"], &mean["difference"], "mean");
+    close(&got["difference"]["relative"], &json!(mean["difference"]["estimate"].as_f64().map(|d| d / mean["a"]["mean"].as_f64().unwrap().abs())), "relative difference");
+    for share in ["stallRate", "stopRate", "goodput"] {
+        let (got, want) = (&got["secondary"][share], &want[share]);
+        if share == "goodput" && !goodput {
+            assert_eq!(got, &json!({ "a": null, "b": null, "difference": null, "ci95": null, "pValue": null }), "no SLO, no goodput");
+            continue;
+        }
+        close(&got["a"], &want["a"]["mean"], &format!("{share} a"));
+        close(&got["b"], &want["b"]["mean"], &format!("{share} b"));
+        same_difference(got, &got["difference"], &want["difference"], share);
+    }
+    let median = &got["secondary"]["median"];
+    assert_eq!((&median["a"], &median["b"]), (&want["median"]["a"], &want["median"]["b"]), "secondary medians");
+    // The delta method for quantiles against the bootstrap, where there are units enough for either.
+    let with_values = [&mean["a"]["units"], &mean["b"]["units"]].map(|u| u.as_u64().unwrap_or(0));
+    if with_values.iter().all(|&n| n >= 30) {
+        let se = (median["ci95"][1].as_f64().unwrap() - median["ci95"][0].as_f64().unwrap()) / (2.0 * Z95);
+        let bootstrap = want["median"]["differenceSe"].as_f64().unwrap();
+        assert!((se / bootstrap - 1.0).abs() < 0.15, "median difference's standard error {se}, the bootstrap's {bootstrap}");
+        close(&median["difference"], &json!(want["median"]["b"].as_f64().unwrap() - want["median"]["a"].as_f64().unwrap()), "median difference");
+    }
+    let total = split[0] + split[1];
+    assert_eq!((&got["srm"]["observed"], &got["srm"]["expected"]), (&want["units"], &json!([split[0] / total, split[1] / total])), "srm");
+    close(&got["srm"]["pValue"], &want["srmP"], "SRM p");
+    let power = &want["power"];
+    assert_eq!(got["power"]["unitsPerArm"], power["unitsPerArm"], "units per arm");
+    let more = power["unitsPerArm"].as_f64().map(|n| (n - with_values[0].min(with_values[1]) as f64).max(0.0));
+    assert_eq!(got["power"]["moreUnitsPerArm"], json!(more), "more units per arm");
+    close(&got["power"]["detectableNow"], &power["detectableNow"], "detectable now");
+    let sequential = &want["sequential"];
+    close(&got["sequential"]["pValue"], &sequential["pValue"], "sequential p");
+    close(&got["sequential"]["ci95"][0], &sequential["ci95"][0], "sequential ci95 low");
+    close(&got["sequential"]["ci95"][1], &sequential["ci95"][1], "sequential ci95 high");
+}
+
+fn window() -> String {
+    format!("from={}&to={}", *T0 as i64, (*T0 + 3_600_000.0) as i64)
 }
 
 #[test]
-fn agrees_with_scipy_and_calls_the_smoother_arm() {
+fn agrees_with_the_reference_and_calls_the_faster_arm() {
     let server = Server::start(&[]);
     let mut rng = Rng(7);
-    let (a, b) = (arm("A", 420, 40.0, 12.0, 25.0, &mut rng), arm("B", 380, 34.0, 4.0, 12.0, &mut rng));
-    ingest(&server, &a);
-    ingest(&server, &b);
-    let q = format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&from={}&to={}&slo.ttftMs=1000&slo.tpotMs=40", *T0 as i64, (*T0 + 3_600_000.0) as i64);
-    let got = server.get(&q).json();
-    let good = |share: &Value, n: usize| json!([(share.as_f64().unwrap() * n as f64).round(), n]);
-    let want = reference(&a, &b, json!({ "a": good(&got["goodput"]["a"], a.len()), "b": good(&got["goodput"]["b"], b.len()) }));
-    assert_eq!(got["metric"], "tpotMs");
-    assert_eq!(got["a"]["value"], "A");
-    assert_eq!(got["a"]["count"], json!(a.iter().filter(|r| !r["tpotMs"].is_null()).count()));
-    close(&got["a"]["median"], &want["medianA"], "median A");
-    close(&got["b"]["median"], &want["medianB"], "median B");
-    close(&got["difference"]["estimate"], &want["difference"], "difference");
-    close(&got["difference"]["ci95"][0], &want["ci95"][0], "ci95 low");
-    close(&got["difference"]["ci95"][1], &want["ci95"][1], "ci95 high");
-    close(&got["mannWhitney"]["u"], &want["u"], "U");
-    close(&got["mannWhitney"]["pValue"], &want["pValue"], "Mann-Whitney p");
-    close(&got["stallRate"]["pValue"], &want["stallP"], "stall-rate p");
-    close(&got["goodput"]["pValue"], &want["goodP"], "goodput p");
-    close(&got["stopRate"]["a"], &want["stopRateA"], "stop rate A");
-    close(&got["stopRate"]["b"], &want["stopRateB"], "stop rate B");
-    close(&got["stopRate"]["pValue"], &want["stopP"], "stop-rate p");
-    assert!(want["stopP"].as_f64().unwrap() < 0.05, "the stop rates really differ");
-    assert!(want["pValue"].as_f64().unwrap() < 0.001, "the arms really differ");
+    let (slow, fast) = (Behaviour { tpot: 40.0, stall: 0.12, stop: 0.25 }, Behaviour { tpot: 34.0, stall: 0.04, stop: 0.12 });
+    let mut all = sessions("A", 230, slow, &mut rng);
+    all.extend(sessions("B", 210, fast, &mut rng));
+    all.extend(mixed(4, ("A", slow), ("B", fast), &mut rng));
+    ingest(&server, &all);
+    let got = server.get(&format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&{}&slo.ttftMs={}&slo.tpotMs={}", window(), SLO[0], SLO[1])).json();
+    let want = reference(&all, "A", "B", [1.0, 1.0], 0.1);
+    assert_eq!((&got["metric"], &got["unit"], &got["a"]["value"], &got["b"]["value"], &got["sampled"]), (&json!("tpotMs"), &json!("session"), &json!("A"), &json!("B"), &json!(false)));
+    check(&got, &want, [1.0, 1.0], true);
+    assert_eq!(want["mixedUnits"], 4);
+    let d = &want["mean"]["difference"];
+    assert!(d["pValue"].as_f64().unwrap() < 0.001, "the arms really differ: {d}");
+    // Sessions move together: over streams the error would be far smaller, and fail the checks above.
+    assert!(d["naiveSe"].as_f64().unwrap() * 1.5 < d["variance"].as_f64().unwrap().sqrt(), "too little spread between sessions: {d}");
+    assert_eq!((&got["sequential"]["status"], &got["sequential"]["significant"], &got["difference"]["significant"]), (&json!("b is better"), &json!(true), &json!(true)));
+    assert!(want["stallRate"]["difference"]["pValue"].as_f64().unwrap() < 0.05 && want["stopRate"]["difference"]["pValue"].as_f64().unwrap() < 0.05, "the shares really differ");
     let verdict = got["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("\"B\" is better on TPOT"), "{verdict}");
-    assert!(verdict.contains("Stall rates differ") && verdict.contains("Stop rates differ"), "{verdict}");
+    let secondary = verdict.split_once("Secondary, not the decision: ").unwrap_or_else(|| panic!("{verdict}")).1;
+    assert!(secondary.contains("stall rates") && secondary.contains("stop rates"), "{verdict}");
 }
 
 #[test]
-fn no_difference_and_too_small_samples_are_said_so() {
+fn no_difference_too_few_sessions_an_empty_arm_and_a_mismatch_are_said_so() {
     let server = Server::start(&[]);
     let mut rng = Rng(11);
-    let (a, b) = (arm("A", 300, 30.0, 5.0, 10.0, &mut rng), arm("B", 300, 30.0, 5.0, 10.0, &mut rng));
-    ingest(&server, &a);
-    ingest(&server, &b);
-    ingest(&server, &arm("C", 12, 10.0, 0.0, 0.0, &mut rng));
-    let window = format!("from={}&to={}", *T0 as i64, (*T0 + 3_600_000.0) as i64);
-    let same = server.get(&format!("/api/compare?a=A&b=B&{window}")).json();
-    let want = reference(&a, &b, json!({ "a": [0, 1], "b": [0, 1] }));
-    close(&same["mannWhitney"]["pValue"], &want["pValue"], "Mann-Whitney p");
-    assert!(want["pValue"].as_f64().unwrap() > 0.05, "same distribution: {}", want["pValue"]);
-    assert!(same["verdict"].as_str().unwrap().starts_with("No significant difference in TPOT"), "{}", same["verdict"]);
-    assert_eq!(same["goodput"], json!({ "a": null, "b": null, "pValue": null }), "no SLO, no goodput");
-    let small = server.get(&format!("/api/compare?a=A&b=C&{window}")).json();
-    assert!(small["verdict"].as_str().unwrap().starts_with("Too few streams to judge"), "{}", small["verdict"]);
-    let empty = server.get(&format!("/api/compare?a=A&b=nobody&{window}")).json();
-    assert_eq!((empty["b"]["count"].clone(), empty["b"]["median"].clone(), empty["mannWhitney"]["pValue"].clone()), (json!(0), Value::Null, Value::Null));
-    for (query, field) in [("a=A", "b"), ("a=A&b=B&metric=speed", "metric"), ("a=A&b=B&variant=A", "variant")] {
+    let alike = Behaviour { tpot: 30.0, stall: 0.05, stop: 0.1 };
+    let mut all = sessions("A", 260, alike, &mut rng);
+    all.extend(sessions("B", 250, alike, &mut rng));
+    all.extend(sessions("C", 12, alike, &mut rng));
+    all.extend(sessions("D", 14, alike, &mut rng));
+    all.extend(mixed(3, ("A", alike), ("B", alike), &mut rng));
+    ingest(&server, &all);
+    let ask = |query: &str| server.get(&format!("/api/compare?{query}&{}", window())).json();
+
+    let same = ask("a=A&b=B&mde=0.15&split=50:49");
+    let want = reference(&all, "A", "B", [50.0, 49.0], 0.15);
+    check(&same, &want, [50.0, 49.0], false);
+    assert!(want["sequential"]["pValue"].as_f64().unwrap() > 0.05, "the same behaviour: {}", want["sequential"]);
+    assert_eq!((&same["sequential"]["significant"], &same["srm"]["mismatch"]), (&json!(false), &json!(false)));
+    assert!(same["sequential"]["status"].as_str().unwrap().starts_with("no difference larger than"), "{}", same["sequential"]);
+    assert!(same["verdict"].as_str().unwrap().starts_with("No difference in TPOT larger than"), "{}", same["verdict"]);
+
+    let small = ask("a=C&b=D");
+    check(&small, &reference(&all, "C", "D", [1.0, 1.0], 0.1), [1.0, 1.0], false);
+    assert!(small["verdict"].as_str().unwrap().starts_with("Too few sessions to judge"), "{}", small["verdict"]);
+    assert_eq!((&small["sequential"]["status"], &small["sequential"]["significant"]), (&json!("keep collecting"), &json!(false)));
+
+    // Every unit in one arm: a sample ratio mismatch, whatever the other figures say.
+    let empty = ask("a=A&b=nobody");
+    check(&empty, &reference(&all, "A", "nobody", [1.0, 1.0], 0.1), [1.0, 1.0], false);
+    assert_eq!((&empty["b"]["units"], &empty["b"]["mean"], &empty["difference"]["pValue"], &empty["srm"]["mismatch"]), (&json!(0), &Value::Null, &Value::Null, &json!(true)));
+    assert!(empty["verdict"].as_str().unwrap().starts_with("Sample ratio mismatch"), "{}", empty["verdict"]);
+
+    // A fair split judged against an expected 30:70.
+    let skewed = ask("a=A&b=B&split=30:70");
+    check(&skewed, &reference(&all, "A", "B", [30.0, 70.0], 0.1), [30.0, 70.0], false);
+    assert_eq!((&skewed["srm"]["mismatch"], &skewed["sequential"]["status"]), (&json!(true), &json!("sample ratio mismatch")));
+    assert!(skewed["verdict"].as_str().unwrap().starts_with("Sample ratio mismatch: 260 sessions in \"A\" and 250 in \"B\", where 30:70 was expected"), "{}", skewed["verdict"]);
+
+    for (query, field) in [
+        ("a=A", "b"),
+        ("b=B", "a"),
+        ("a=A&b=A", "b"),
+        ("a=A&b=B&metric=speed", "metric"),
+        ("a=A&b=B&variant=A", "variant"),
+        ("a=A&b=B&dimension=colour", "dimension"),
+        ("a=A&b=B&unit=page", "unit"),
+        ("a=A&b=B&split=50", "split"),
+        ("a=A&b=B&split=0:1", "split"),
+        ("a=A&b=B&mde=0", "mde"),
+        ("a=A&b=B&mde=11", "mde"),
+    ] {
         let resp = server.get(&format!("/api/compare?{query}"));
         assert_eq!((resp.status, resp.json()["field"].clone()), (400, json!(field)), "{query}");
     }
