@@ -14,8 +14,8 @@
 //!
 //! Answer: `{ "metric", "unit", "from", "to", "a": { "value", "units", "streams", "count", "mean",
 //! "median" }, "b": { ... }, "mixedUnits", "sampled", "difference": { "estimate", "relative",
-//! "ci95", "pValue", "significant" }, "sequential": { "method", "pValue", "ci95", "significant",
-//! "status" }, "srm": { "expected", "observed", "pValue", "mismatch" }, "power": {
+//! "ci95", "pValue", "significant" }, "sequential": { "method", "estimate", "relative", "decision",
+//! "noDifferenceLargerThan", "pValue", "ci95", "significant", "status" }, "srm": { "expected", "observed", "pValue", "mismatch" }, "power": {
 //! "relativeDifference", "unitsPerArm", "moreUnitsPerArm", "detectableNow" }, "secondary": {
 //! "median", "stallRate", "stopRate", "goodput" }, "verdict" }`:
 //! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`);
@@ -25,8 +25,11 @@
 //!   uniform sample of units;
 //! - `difference`: mean(b) − mean(a), the fixed-horizon test: valid at one look at a sample size
 //!   set beforehand only;
-//! - `sequential`: the always-valid test of the same difference (the decision): `status` is `keep
-//!   collecting`, `a is better`, `b is better`, `no difference larger than X%` or `sample ratio
+//! - `sequential`: the always-valid test of the same difference (the decision): `estimate` and
+//!   `relative` as in `difference`, `ci95` the confidence sequence; `decision` is `keepCollecting`,
+//!   `aBetter`, `bBetter`, `noDifference` (the sequence lies within ±`noDifferenceLargerThan` of arm
+//!   a's mean, at most `mde`) or `sampleRatioMismatch`, and `status` says it in words: `keep
+//!   collecting`, `a is better`, `b is better`, `no difference larger than X%`, `sample ratio
 //!   mismatch`;
 //! - `srm`: units per arm against `split` (chi-square); `mismatch` below p = 0.001;
 //! - `power`: units per arm that detect `mde` with 80% power (fixed horizon), how many more that
@@ -136,28 +139,38 @@ impl Judged {
         [self.mean.a.map_or(0, |r| r.units), self.mean.b.map_or(0, |r| r.units)]
     }
 
-    fn status(&self, q: &CompareQuery) -> String {
+    /// The decision, and for `noDifference` the widest relative difference still possible.
+    fn decision(&self, q: &CompareQuery) -> (Decision, Option<f64>) {
         let [na, nb] = self.units_with_values();
         match (&self.sequential, self.mean.a) {
-            _ if self.mismatch() => "sample ratio mismatch".into(),
+            _ if self.mismatch() => (Decision::SampleRatioMismatch, None),
             (Some(s), Some(a)) if na >= MIN_UNITS && nb >= MIN_UNITS => {
                 if s.p_value <= ALPHA {
-                    (if s.ci[1] < 0.0 { "b is better" } else { "a is better" }).into()
+                    (if s.ci[1] < 0.0 { Decision::BBetter } else { Decision::ABetter }, None)
                 } else {
                     let widest = s.ci[0].abs().max(s.ci[1].abs()) / a.value.abs();
                     if widest <= q.mde {
-                        format!("no difference larger than {}%", ceil_percent(widest))
+                        (Decision::NoDifference, Some(widest))
                     } else {
-                        "keep collecting".into()
+                        (Decision::KeepCollecting, None)
                     }
                 }
             }
-            _ => "keep collecting".into(),
+            _ => (Decision::KeepCollecting, None),
+        }
+    }
+
+    /// The decision as people read it.
+    fn status(&self, q: &CompareQuery) -> String {
+        match self.decision(q) {
+            (Decision::NoDifference, Some(widest)) => format!("no difference larger than {}%", ceil_percent(widest)),
+            (decision, _) => decision.words().into(),
         }
     }
 
     fn to_json(&self, q: &CompareQuery, arms: &Arms) -> Value {
         let [na, nb] = self.units_with_values();
+        let (decision, widest) = self.decision(q);
         let decided = na >= MIN_UNITS && nb >= MIN_UNITS && !self.mismatch();
         let arm_json = |value: &str, units: &[UnitFigures], ratio: Option<Ratio>, median: &Median| {
             json!({
@@ -206,6 +219,10 @@ impl Judged {
             },
             "sequential": {
                 "method": "mSPRT",
+                "estimate": d.map(|d| d.estimate),
+                "relative": relative,
+                "decision": decision.code(),
+                "noDifferenceLargerThan": widest,
                 "pValue": self.sequential.map(|s| s.p_value),
                 "ci95": self.sequential.map(|s| s.ci),
                 "significant": self.sequential.is_some_and(|s| s.p_value <= ALPHA) && decided,
@@ -253,14 +270,14 @@ impl Judged {
         let secondary = self.secondary_text();
         let change = if ma != 0.0 { (mb - ma) / ma.abs() * 100.0 } else { 0.0 };
         let seen = format!("{na} and {nb} {units}");
-        let status = self.status(q);
+        let (decision, widest) = self.decision(q);
         if s.p_value <= ALPHA {
             let (better, worse, mbetter, mworse) = if mb < ma { (b, a, mb, ma) } else { (a, b, ma, mb) };
             let lower = if mworse != 0.0 { (mworse - mbetter) / mworse * 100.0 } else { 0.0 };
             return format!("{better:?} is better on {metric}: mean {mbetter:.1} ms vs {mworse:.1} ms for {worse:?} ({lower:.0}% lower), always-valid {} over {seen}.{secondary}", p_text(s.p_value));
         }
-        if status.starts_with("no difference") {
-            return format!("No difference in {metric} larger than {}% between {a:?} and {b:?}: mean {ma:.1} vs {mb:.1} ms, always-valid {} over {seen}.{secondary}", status.trim_start_matches("no difference larger than ").trim_end_matches('%'), p_text(s.p_value));
+        if let (Decision::NoDifference, Some(widest)) = (decision, widest) {
+            return format!("No difference in {metric} larger than {}% between {a:?} and {b:?}: mean {ma:.1} vs {mb:.1} ms, always-valid {} over {seen}.{secondary}", ceil_percent(widest), p_text(s.p_value));
         }
         format!(
             "Keep collecting: no decision on {metric} yet between {a:?} and {b:?} (mean {ma:.1} vs {mb:.1} ms, {change:+.0}%, always-valid {} over {seen}).{secondary}",
@@ -287,6 +304,40 @@ impl Judged {
             String::new()
         } else {
             format!(" Secondary, not the decision: {}.", differ.join("; "))
+        }
+    }
+}
+
+/// What the sequential test says to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    KeepCollecting,
+    ABetter,
+    BBetter,
+    NoDifference,
+    SampleRatioMismatch,
+}
+
+impl Decision {
+    /// The answer's `decision`.
+    fn code(self) -> &'static str {
+        match self {
+            Decision::KeepCollecting => "keepCollecting",
+            Decision::ABetter => "aBetter",
+            Decision::BBetter => "bBetter",
+            Decision::NoDifference => "noDifference",
+            Decision::SampleRatioMismatch => "sampleRatioMismatch",
+        }
+    }
+
+    /// The answer's `status` (but for `noDifference`, which says how large a difference is left out).
+    fn words(self) -> &'static str {
+        match self {
+            Decision::KeepCollecting => "keep collecting",
+            Decision::ABetter => "a is better",
+            Decision::BBetter => "b is better",
+            Decision::NoDifference => "no difference",
+            Decision::SampleRatioMismatch => "sample ratio mismatch",
         }
     }
 }
