@@ -16,7 +16,7 @@ export function renderComparison(compare) {
   const name = AB_METRICS[compare.metric] ?? compare.metric;
   const units = UNIT_PLURALS[compare.unit] ?? compare.unit;
   replaceChildren(byId('ab-result'),
-    el('p', { id: 'ab-status', class: `ab-status ${statusKind(sequential.status)}` }, headline(sequential.status, a, b)),
+    el('p', { id: 'ab-status', class: `ab-status ${statusKind(sequential.decision)}` }, headline(sequential, a, b)),
     el('p', { class: 'ab-status-detail' }, srm.mismatch
       ? `the always-valid test (${sequential.method}) of the mean ${name} is set aside until the split is explained`
       : `the decision: the always-valid test (${sequential.method}) of the mean ${name}, p ${pValue(sequential.pValue)}`),
@@ -35,17 +35,17 @@ export function renderComparisonHint(text) {
   replaceChildren(byId('ab-result'), el('p', { class: 'hint' }, text));
 }
 
-/** The sequential status in words, with the better arm by its name. */
-function headline(status, a, b) {
-  if (status === 'a is better') return `${armName(a.value)} is better`;
-  if (status === 'b is better') return `${armName(b.value)} is better`;
-  if (status === 'sample ratio mismatch') return 'Sample ratio mismatch: no decision';
+/** The decision in words, with the better arm by its name. */
+function headline({ decision, status }, a, b) {
+  if (decision === 'aBetter') return `${armName(a.value)} is better`;
+  if (decision === 'bBetter') return `${armName(b.value)} is better`;
+  if (decision === 'sampleRatioMismatch') return 'Sample ratio mismatch: no decision';
   return capitalized(status);
 }
 
-function statusKind(status) {
-  if (status === 'sample ratio mismatch') return 'mismatch';
-  return status.endsWith(' is better') || status.startsWith('no difference') ? 'decided' : 'open';
+function statusKind(decision) {
+  if (decision === 'sampleRatioMismatch') return 'mismatch';
+  return decision === 'keepCollecting' ? 'open' : 'decided';
 }
 
 function srmWarning({ expected, observed, pValue: p }, a, b, units) {
