@@ -31,7 +31,8 @@
 //!   a's mean, at most `mde`) or `sampleRatioMismatch`, and `status` says it in words: `keep
 //!   collecting`, `a is better`, `b is better`, `no difference larger than X%`, `sample ratio
 //!   mismatch`;
-//! - `srm`: units per arm against `split` (chi-square); `mismatch` below p = 0.001;
+//! - `srm`: units per arm against `split` (chi-square); `mismatch` below p = 0.001 when both arms
+//!   have units (an empty arm is said to have too few);
 //! - `power`: units per arm that detect `mde` with 80% power (fixed horizon), how many more that
 //!   is than the smaller arm has, and the relative difference detectable now;
 //! - `secondary`: each `{ "a", "b", "difference", "ci95", "pValue" }` (fixed horizon, over units):
@@ -116,6 +117,8 @@ struct Judged {
     medians: [Median; 2],
     sequential: Option<Sequential>,
     srm_p: Option<f64>,
+    /// Units per arm.
+    units: [usize; 2],
     shares: [(&'static str, Compared); 3],
 }
 
@@ -127,11 +130,13 @@ impl Judged {
         let srm_p = srm_p_value([arms.a.len() as u64, arms.b.len() as u64], q.split);
         let goodput = if q.window.slo.is_empty() { Compared { a: None, b: None, difference: None } } else { Compared::of(arms, goodput) };
         let shares = [("stallRate", Compared::of(arms, stall_rate)), ("stopRate", Compared::of(arms, stop_rate)), ("goodput", goodput)];
-        Judged { mean, medians: [values(&arms.a), values(&arms.b)], sequential, srm_p, shares }
+        Judged { mean, medians: [values(&arms.a), values(&arms.b)], sequential, srm_p, units: [arms.a.len(), arms.b.len()], shares }
     }
 
+    /// A sample ratio mismatch between two arms that both have units: an empty arm is more likely
+    /// a misspelt or unstarted one, which the verdict's "too few" says.
     fn mismatch(&self) -> bool {
-        self.srm_p.is_some_and(|p| p < MISMATCH_P)
+        self.srm_p.is_some_and(|p| p < MISMATCH_P) && self.units[0] > 0 && self.units[1] > 0
     }
 
     /// Units with a value in each arm.

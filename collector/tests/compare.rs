@@ -12,10 +12,11 @@
 //! units; the difference of the means and of the stall, stop and goodput shares with their ci95 and
 //! p-values (against statsmodels' OLS on an arm indicator with CR0 cluster-robust errors by session,
 //! which the delta method equals); the SRM p-value (SciPy's chi-square); the power figures; the
-//! sequential p-value and confidence sequence (the mSPRT re-derived from the normal mixture). Close:
-//! the median difference's standard error (the delta method for quantiles), within 15% of a cluster
-//! bootstrap's. Then the decisions and verdicts of a real difference, of none, of too few sessions,
-//! of an empty arm and of a sample ratio mismatch, and the 400s of bad parameters.
+//! sequential p-value and confidence sequence (the mSPRT re-derived from the normal mixture), with
+//! the widest difference it leaves when it finds none larger than the mde. Close: the median
+//! difference's standard error (the delta method for quantiles), within 15% of a cluster bootstrap's.
+//! Then the decisions and verdicts of a real difference, of none, of too few sessions, of an empty
+//! arm and of a sample ratio mismatch, and the 400s of bad parameters.
 
 mod common;
 
@@ -68,7 +69,7 @@ fn clear_of(v: f64, threshold: f64) -> f64 {
 /// 1 to 12 streams of `variant` for session `id`, started in the hour after T0. The session's own
 /// speed is 0.5 to 1.5 times the arm's TPOT, its stall and stop propensities 0 to 2 times the arm's;
 /// per stream TPOT is ±20% around the session's (in 0.01 ms steps), unknown in 1 of 25, stalls are
-/// unknown in 1 of 10, and 1 in 20 never reaches its first token.
+/// unknown in 1 of 10, and 1 in 20 never reaches its first token. TTFT and TPOT stay clear of the SLO.
 fn streams(id: &str, variant: &str, arm: Behaviour, rng: &mut Rng) -> Vec<Value> {
     let (speed, stall, stop) = (arm.tpot * (0.5 + rng.unit()), arm.stall * 2.0 * rng.unit(), arm.stop * 2.0 * rng.unit());
     let n = 1 + (rng.unit() * 12.0) as usize;
@@ -109,14 +110,21 @@ fn mixed(n: usize, a: (&str, Behaviour), b: (&str, Behaviour), rng: &mut Rng) ->
         .collect()
 }
 
-/// One envelope per session: the envelope carries the session id.
+/// One envelope per session (the envelope carries the session id), from 8 senders at once: one at a
+/// time, each would wait for its own insert on ClickHouse, which gathers concurrent batches.
 fn ingest(server: &Server, sessions: &[Session]) {
-    for s in sessions {
-        let mut env = envelope(s.records.clone());
-        env["sessionId"] = json!(s.id);
-        env["batchId"] = json!(format!("b-{}", s.id));
-        assert_eq!(server.post_json("/v1/beacons", &env).status, 200, "session {}", s.id);
-    }
+    std::thread::scope(|scope| {
+        for senders in sessions.chunks(sessions.len().div_ceil(8)) {
+            scope.spawn(move || {
+                for s in senders {
+                    let mut env = envelope(s.records.clone());
+                    env["sessionId"] = json!(s.id);
+                    env["batchId"] = json!(format!("b-{}", s.id));
+                    assert_eq!(server.post_json("/v1/beacons", &env).status, 200, "session {}", s.id);
+                }
+            });
+        }
+    });
 }
 
 /// What the reference computes from the streams of arms `a` and `b` as sent; `split` and `mde` as
@@ -185,7 +193,9 @@ fn check(got: &Value, want: &Value, split: [f64; 2], goodput: bool) {
     assert_eq!(got["mixedUnits"], want["mixedUnits"]);
     let mean = &want["mean"];
     same_difference(&got["difference"], &got["difference"]["estimate"], &mean["difference"], "mean");
-    close(&got["difference"]["relative"], &json!(mean["difference"]["estimate"].as_f64().map(|d| d / mean["a"]["mean"].as_f64().unwrap().abs())), "relative difference");
+    let scale = mean["a"]["mean"].as_f64().map(f64::abs);
+    let relative = json!(mean["difference"]["estimate"].as_f64().zip(scale).map(|(d, scale)| d / scale));
+    close(&got["difference"]["relative"], &relative, "relative difference");
     for share in ["stallRate", "stopRate", "goodput"] {
         let (got, want) = (&got["secondary"][share], &want[share]);
         if share == "goodput" && !goodput {
@@ -214,10 +224,15 @@ fn check(got: &Value, want: &Value, split: [f64; 2], goodput: bool) {
     let more = power["unitsPerArm"].as_f64().map(|n| (n - with_values[0].min(with_values[1]) as f64).max(0.0));
     assert_eq!(got["power"]["moreUnitsPerArm"], json!(more), "more units per arm");
     close(&got["power"]["detectableNow"], &power["detectableNow"], "detectable now");
-    let sequential = &want["sequential"];
-    close(&got["sequential"]["pValue"], &sequential["pValue"], "sequential p");
-    close(&got["sequential"]["ci95"][0], &sequential["ci95"][0], "sequential ci95 low");
-    close(&got["sequential"]["ci95"][1], &sequential["ci95"][1], "sequential ci95 high");
+    let (got, want) = (&got["sequential"], &want["sequential"]);
+    close(&got["estimate"], &mean["difference"]["estimate"], "sequential estimate");
+    close(&got["relative"], &relative, "sequential relative");
+    close(&got["pValue"], &want["pValue"], "sequential p");
+    close(&got["ci95"][0], &want["ci95"][0], "sequential ci95 low");
+    close(&got["ci95"][1], &want["ci95"][1], "sequential ci95 high");
+    // The widest difference the sequence leaves, relative to a's mean: given when there is none larger.
+    let widest = want["ci95"].as_array().zip(scale).map(|(ci, scale)| ci[0].as_f64().unwrap().abs().max(ci[1].as_f64().unwrap().abs()) / scale);
+    close(&got["noDifferenceLargerThan"], &json!(widest.filter(|_| got["decision"] == "noDifference")), "no difference larger than");
 }
 
 fn window() -> String {
@@ -236,13 +251,15 @@ fn agrees_with_the_reference_and_calls_the_faster_arm() {
     let got = server.get(&format!("/api/compare?dimension=variant&a=A&b=B&metric=tpotMs&{}&slo.ttftMs={}&slo.tpotMs={}", window(), SLO[0], SLO[1])).json();
     let want = reference(&all, "A", "B", [1.0, 1.0], 0.1);
     assert_eq!((&got["metric"], &got["unit"], &got["a"]["value"], &got["b"]["value"], &got["sampled"]), (&json!("tpotMs"), &json!("session"), &json!("A"), &json!("B"), &json!(false)));
+    assert_eq!((&got["from"], &got["to"]), (&json!(*T0 as i64), &json!((*T0 + 3_600_000.0) as i64)));
     check(&got, &want, [1.0, 1.0], true);
     assert_eq!(want["mixedUnits"], 4);
     let d = &want["mean"]["difference"];
     assert!(d["pValue"].as_f64().unwrap() < 0.001, "the arms really differ: {d}");
     // Sessions move together: over streams the error would be far smaller, and fail the checks above.
     assert!(d["naiveSe"].as_f64().unwrap() * 1.5 < d["variance"].as_f64().unwrap().sqrt(), "too little spread between sessions: {d}");
-    assert_eq!((&got["sequential"]["status"], &got["sequential"]["significant"], &got["difference"]["significant"]), (&json!("b is better"), &json!(true), &json!(true)));
+    let decided = [&got["sequential"]["decision"], &got["sequential"]["status"], &got["sequential"]["significant"], &got["difference"]["significant"]];
+    assert_eq!(decided, [&json!("bBetter"), &json!("b is better"), &json!(true), &json!(true)]);
     assert!(want["stallRate"]["difference"]["pValue"].as_f64().unwrap() < 0.05 && want["stopRate"]["difference"]["pValue"].as_f64().unwrap() < 0.05, "the shares really differ");
     let verdict = got["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("\"B\" is better on TPOT"), "{verdict}");
@@ -263,29 +280,34 @@ fn no_difference_too_few_sessions_an_empty_arm_and_a_mismatch_are_said_so() {
     ingest(&server, &all);
     let ask = |query: &str| server.get(&format!("/api/compare?{query}&{}", window())).json();
 
+    // Alike arms, with a split and an mde of the query's own.
     let same = ask("a=A&b=B&mde=0.15&split=50:49");
     let want = reference(&all, "A", "B", [50.0, 49.0], 0.15);
     check(&same, &want, [50.0, 49.0], false);
     assert!(want["sequential"]["pValue"].as_f64().unwrap() > 0.05, "the same behaviour: {}", want["sequential"]);
-    assert_eq!((&same["sequential"]["significant"], &same["srm"]["mismatch"]), (&json!(false), &json!(false)));
-    assert!(same["sequential"]["status"].as_str().unwrap().starts_with("no difference larger than"), "{}", same["sequential"]);
+    assert_eq!((&same["sequential"]["decision"], &same["sequential"]["significant"], &same["srm"]["mismatch"]), (&json!("noDifference"), &json!(false), &json!(false)));
+    let widest = same["sequential"]["noDifferenceLargerThan"].as_f64().unwrap();
+    assert!(widest <= 0.15, "within the mde: {widest}");
+    assert_eq!(same["sequential"]["status"], format!("no difference larger than {}%", (widest * 100.0).ceil()));
     assert!(same["verdict"].as_str().unwrap().starts_with("No difference in TPOT larger than"), "{}", same["verdict"]);
 
     let small = ask("a=C&b=D");
     check(&small, &reference(&all, "C", "D", [1.0, 1.0], 0.1), [1.0, 1.0], false);
     assert!(small["verdict"].as_str().unwrap().starts_with("Too few sessions to judge"), "{}", small["verdict"]);
-    assert_eq!((&small["sequential"]["status"], &small["sequential"]["significant"]), (&json!("keep collecting"), &json!(false)));
+    assert_eq!((&small["sequential"]["decision"], &small["sequential"]["status"], &small["sequential"]["significant"]), (&json!("keepCollecting"), &json!("keep collecting"), &json!(false)));
 
-    // Every unit in one arm: a sample ratio mismatch, whatever the other figures say.
+    // An arm with no unit (a misspelt or unstarted one): too few to judge, not a mismatch.
     let empty = ask("a=A&b=nobody");
     check(&empty, &reference(&all, "A", "nobody", [1.0, 1.0], 0.1), [1.0, 1.0], false);
-    assert_eq!((&empty["b"]["units"], &empty["b"]["mean"], &empty["difference"]["pValue"], &empty["srm"]["mismatch"]), (&json!(0), &Value::Null, &Value::Null, &json!(true)));
-    assert!(empty["verdict"].as_str().unwrap().starts_with("Sample ratio mismatch"), "{}", empty["verdict"]);
+    assert_eq!((&empty["b"]["units"], &empty["b"]["mean"], &empty["difference"]["pValue"]), (&json!(0), &Value::Null, &Value::Null));
+    assert_eq!((&empty["srm"]["mismatch"], &empty["sequential"]["decision"]), (&json!(false), &json!("keepCollecting")));
+    let verdict = empty["verdict"].as_str().unwrap();
+    assert!(verdict.starts_with(&format!("Too few sessions to judge: variant \"A\" has {} and \"nobody\" has 0", empty["a"]["units"])), "{verdict}");
 
     // A fair split judged against an expected 30:70.
     let skewed = ask("a=A&b=B&split=30:70");
     check(&skewed, &reference(&all, "A", "B", [30.0, 70.0], 0.1), [30.0, 70.0], false);
-    assert_eq!((&skewed["srm"]["mismatch"], &skewed["sequential"]["status"]), (&json!(true), &json!("sample ratio mismatch")));
+    assert_eq!((&skewed["srm"]["mismatch"], &skewed["sequential"]["decision"], &skewed["sequential"]["status"]), (&json!(true), &json!("sampleRatioMismatch"), &json!("sample ratio mismatch")));
     assert!(skewed["verdict"].as_str().unwrap().starts_with("Sample ratio mismatch: 260 sessions in \"A\" and 250 in \"B\", where 30:70 was expected"), "{}", skewed["verdict"]);
 
     for (query, field) in [
