@@ -16,7 +16,7 @@
 //! "median" }, "b": { ... }, "mixedUnits", "sampled", "difference": { "estimate", "relative",
 //! "ci95", "pValue", "significant" }, "sequential": { "method", "estimate", "relative", "decision",
 //! "noDifferenceLargerThan", "pValue", "ci95", "significant", "status" }, "srm": { "expected", "observed", "pValue", "mismatch" }, "power": {
-//! "relativeDifference", "unitsPerArm", "moreUnitsPerArm", "detectableNow" }, "secondary": {
+//! "relativeDifference", "unitsPerArm", "moreUnitsPerArm", "detectableNow", "sequentialUnitsPerArm" }, "secondary": {
 //! "median", "stallRate", "stopRate", "goodput" }, "verdict" }`:
 //! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`);
 //!   `streams`: their streams; `count`: those with a value of the metric; `mean`, `median`: over
@@ -33,8 +33,9 @@
 //!   mismatch`;
 //! - `srm`: units per arm against `split` (chi-square); `mismatch` below p = 0.001 when both arms
 //!   have units (an empty arm is said to have too few);
-//! - `power`: units per arm that detect `mde` with 80% power (fixed horizon), how many more that
-//!   is than the smaller arm has, and the relative difference detectable now;
+//! - `power`: units per arm that detect `mde` with 80% power at a fixed horizon, how many more that
+//!   is than the smaller arm has (counting units with a value), the relative difference detectable
+//!   now, and the units per arm the always-valid decision needs for the same (more);
 //! - `secondary`: each `{ "a", "b", "difference", "ci95", "pValue" }` (fixed horizon, over units):
 //!   the medians, and the shares as in the summary; goodput is null without an SLO;
 //! - `verdict`: one line, in units.
@@ -151,7 +152,7 @@ impl Judged {
             _ if self.mismatch() => (Decision::SampleRatioMismatch, None),
             (Some(s), Some(a)) if na >= MIN_UNITS && nb >= MIN_UNITS => {
                 if s.p_value <= ALPHA {
-                    (if s.ci[1] < 0.0 { Decision::BBetter } else { Decision::ABetter }, None)
+                    (if self.mean.difference.is_some_and(|d| d.estimate < 0.0) { Decision::BBetter } else { Decision::ABetter }, None)
                 } else {
                     let widest = s.ci[0].abs().max(s.ci[1].abs()) / a.value.abs();
                     if widest <= q.mde {
@@ -244,6 +245,7 @@ impl Judged {
                 "unitsPerArm": power.map(|p| p.units_per_arm),
                 "moreUnitsPerArm": power.map(|p| (p.units_per_arm - na.min(nb) as f64).max(0.0)),
                 "detectableNow": power.map(|p| p.detectable_now),
+                "sequentialUnitsPerArm": power.map(|p| p.sequential_units_per_arm),
             },
             "secondary": secondary,
             "verdict": self.verdict(q, arms),

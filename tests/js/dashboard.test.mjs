@@ -492,7 +492,7 @@ function assertComparison(shown, compare) {
   assert.ok(shown.difference.startsWith(`mean TPOT, b − a: ${signed(difference.estimate, ms)} (${signed(difference.relative, percent)}); 95% interval, always valid: `), shown.difference);
   assert.equal(shown.interval, `${signed(sequential.ci95[0], ms)} to ${signed(sequential.ci95[1], ms)}`, 'the confidence sequence');
   const needed = power.moreUnitsPerArm > 0 ? `About ${count(power.moreUnitsPerArm)} more sessions per arm` : 'Enough sessions';
-  assert.ok(shown.power.startsWith(`${needed} to detect a ${tick(power.relativeDifference * 100)}% difference; detectable now: ${percent(power.detectableNow)} (`), shown.power);
+  assert.equal(shown.power, `${needed} to detect a ${tick(power.relativeDifference * 100)}% difference; detectable now: ${percent(power.detectableNow)} (${count(power.unitsPerArm)} per arm give 80% power at a fixed horizon; the always-valid decision needs about ${count(power.sequentialUnitsPerArm)})`);
   assert.ok(shown.fixed.startsWith('Fixed horizon, valid only for a sample size fixed beforehand'), shown.fixed);
   assert.ok(shown.fixed.endsWith(`b − a ${signed(difference.estimate, ms)}, 95% CI ${signed(difference.ci95[0], ms)} to ${signed(difference.ci95[1], ms)}, p ${pValue(difference.pValue)}`), shown.fixed);
   assert.match(shown.secondaryCaption, /^secondary \(not the decision\)/);

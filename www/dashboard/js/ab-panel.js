@@ -95,7 +95,7 @@ function powerLine(power, units) {
   const needed = power.moreUnitsPerArm > 0 ? `About ${count(power.moreUnitsPerArm)} more ${units} per arm` : `Enough ${units}`;
   return el('p', { id: 'ab-power', class: 'ab-power' },
     `${needed} to detect a ${tick(power.relativeDifference * 100)}% difference; detectable now: ${percent(power.detectableNow)}`,
-    el('small', {}, ` (${count(power.unitsPerArm)} per arm give 80% power at a fixed horizon; the always-valid decision needs more)`));
+    el('small', {}, ` (${count(power.unitsPerArm)} per arm give 80% power at a fixed horizon; the always-valid decision needs about ${count(power.sequentialUnitsPerArm)})`));
 }
 
 function fixedHorizon(difference) {
