@@ -50,7 +50,7 @@
 //! share counts for the strata (about 1 MB), and four counts per candidate per session (at most
 //! [`MAX_UNITS`] sessions: about 13 MB).
 
-use crate::dims::{Dim, Dims, Metric, Unit};
+use crate::dims::{Dim, Dims, Metric, Unit, DEF};
 use crate::experiment::ratio::{Difference, Ratio};
 use crate::experiment::sample::UnitSample;
 use crate::params::{self, Takes, Window};
@@ -58,7 +58,6 @@ use crate::query::visit_window;
 use crate::rollup::{Grain, Rollup, Row};
 use crate::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
-use crate::summary::DEF;
 use crate::validate::Invalid;
 use llm_ux_meter::metrics::sketch::Sketch;
 use serde_json::{json, Value};

@@ -1,5 +1,15 @@
-//! The vocabulary of the analytics: the dimensions records are grouped and filtered by, and the
-//! per-stream metrics that are summarized.
+//! The vocabulary of the analytics, which every layer below the HTTP one shares: the metric
+//! definition version, the time range a window may take, the dimensions records are grouped and
+//! filtered by (and their filters and group keys), the per-stream metrics that are summarized, and
+//! the units an experiment assigns.
+
+/// The metric definition version the analytics read (`def` of the records and of every answer).
+pub const DEF: i64 = 1;
+
+/// The earliest `from` or `to`: 1970-01-01, as for `startedAt`.
+pub const EARLIEST_MS: i64 = 0;
+/// The latest `from` or `to`: 10000-01-01 UTC, so `to=9999999999999` still means "until the end".
+pub const LATEST_MS: i64 = 253_402_300_800_000;
 
 /// A dimension records are grouped and filtered by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -13,6 +23,13 @@ pub enum Dim {
 
 /// One record's dimension values, in [`Dim::ALL`] order (`None`: the beacon had none).
 pub type Dims = [Option<String>; 5];
+
+/// Dimension filters: each dimension at most once, matching any of its values (never a null).
+pub type Filters = [(Dim, Vec<String>)];
+
+/// A group: the values of the grouping dimensions, in the query's `groupBy` order (`None`: no value).
+pub type GroupKey = Vec<Option<String>>;
+
 
 impl Dim {
     pub const ALL: [Dim; 5] = [Dim::Model, Dim::Scenario, Dim::Variant, Dim::AppVersion, Dim::Connection];

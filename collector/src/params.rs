@@ -13,16 +13,12 @@
 //!
 //! Every refusal is an [`Invalid`] naming the parameter. Parsing is O(query length) and cannot panic.
 
-use crate::dims::Dim;
+use crate::dims::{Dim, GroupKey, EARLIEST_MS, LATEST_MS};
 use crate::rollup::Slo;
 use crate::validate::Invalid;
 use std::collections::BTreeMap;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-/// The earliest `from` or `to`: 1970-01-01, as for `startedAt`.
-pub const EARLIEST_MS: i64 = 0;
-/// The latest `from` or `to`: 10000-01-01 UTC, so `to=9999999999999` still means "until the end".
-pub const LATEST_MS: i64 = 253_402_300_800_000;
 /// The most values one dimension filter may list.
 pub const MAX_FILTER_VALUES: usize = 100;
 
@@ -125,7 +121,7 @@ pub fn parse(raw: Option<&str>, now_ms: i64, own: &[&str], takes: Takes) -> Resu
 }
 
 /// The group key of `dims` for `group_by`.
-pub fn project(dims: &crate::dims::Dims, group_by: &[Dim]) -> crate::store::GroupKey {
+pub fn project(dims: &crate::dims::Dims, group_by: &[Dim]) -> GroupKey {
     group_by.iter().map(|d| dims[d.index()].clone()).collect()
 }
 

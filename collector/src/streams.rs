@@ -2,7 +2,7 @@
 //! streams" (`sort=tpotMs&order=desc`), or the latest ones. Parameters: the window and filters of
 //! [`crate::params`] (`groupBy` and the SLOs are refused as unknown), and:
 //!
-//! - `sort`: one of [`Sort::ALL`]'s names, default `startedAt`;
+//! - `sort`: one of [`Sort::ALL`](crate::store::stream::Sort::ALL)'s names, default `startedAt`;
 //! - `order`: `desc` (default) or `asc`;
 //! - `limit`: 1 to [`MAX_LIMIT`], default 50.
 //!
@@ -22,135 +22,16 @@
 //! ClickHouse the window's duplicate copies are held as a set, as for every read of records. The
 //! collector holds `limit` streams.
 
-use crate::dims::{Dims, Metric};
 use crate::params::{self, bad, Takes, Window};
+use crate::store::stream::{Order, Sort, Stream};
 use crate::store::{Store, StoreError};
-use crate::summary::DEF;
+use crate::dims::DEF;
 use crate::validate::Invalid;
 use serde_json::{json, Value};
 
 /// The most streams one answer holds.
 pub const MAX_LIMIT: usize = 500;
 const DEFAULT_LIMIT: usize = 50;
-
-/// What streams can be sorted by: a column of the records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sort {
-    StartedAt,
-    /// One of the figures the summary summarizes.
-    Metric(Metric),
-    TtftArrivalMs,
-    TpotArrivalMs,
-    OutputTokens,
-    DurationMs,
-}
-
-impl Sort {
-    pub const ALL: [Sort; 10] = [
-        Sort::StartedAt,
-        Sort::Metric(Metric::TtftMs),
-        Sort::TtftArrivalMs,
-        Sort::Metric(Metric::TpotMs),
-        Sort::TpotArrivalMs,
-        Sort::Metric(Metric::GapP90Ms),
-        Sort::Metric(Metric::RenderDelayMs),
-        Sort::Metric(Metric::StallMs),
-        Sort::OutputTokens,
-        Sort::DurationMs,
-    ];
-
-    /// The name in the API: the summary's metric names, and the record's field names.
-    pub fn name(self) -> &'static str {
-        match self {
-            Sort::StartedAt => "startedAt",
-            Sort::Metric(metric) => metric.name(),
-            Sort::TtftArrivalMs => "ttftArrivalMs",
-            Sort::TpotArrivalMs => "tpotArrivalMs",
-            Sort::OutputTokens => "outputTokens",
-            Sort::DurationMs => "durationMs",
-        }
-    }
-
-    /// The records column it sorts by.
-    pub fn column(self) -> &'static str {
-        match self {
-            Sort::StartedAt => "started_at",
-            Sort::Metric(metric) => metric.column(),
-            Sort::TtftArrivalMs => "ttft_arrival_ms",
-            Sort::TpotArrivalMs => "tpot_arrival_ms",
-            Sort::OutputTokens => "output_tokens",
-            Sort::DurationMs => "duration_ms",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Sort> {
-        Sort::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-/// Which streams a store returns, and in what order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Order {
-    pub sort: Sort,
-    pub descending: bool,
-    /// How many at most: [`parse`] keeps it within [`MAX_LIMIT`]; the stores take it as it is.
-    pub limit: usize,
-}
-
-impl Order {
-    /// `ORDER BY ... LIMIT ...` for a store whose SQL writes "`column` is null" as `is_null(column)`.
-    pub fn sql(&self, is_null: impl Fn(&str) -> String) -> String {
-        let column = self.sort.column();
-        let direction = if self.descending { "DESC" } else { "ASC" };
-        format!("ORDER BY {}, {column} {direction}, id LIMIT {}", is_null(column), self.limit)
-    }
-}
-
-/// The columns a [`Stream`] is read from, in its fields' order.
-pub const COLUMNS: &str = "id, started_at, model, scenario, variant, app_version, connection, status, http_status, \
-     ttft_ms, ttft_arrival_ms, tpot_ms, tpot_arrival_ms, output_tokens, gap_p90_ms, stall_count, stall_longest_ms, \
-     stall_total_ms, render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, cadence";
-
-/// One stored stream, as [`COLUMNS`] reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stream {
-    pub id: String,
-    pub started_at: f64,
-    pub dims: Dims,
-    pub status: String,
-    pub http_status: Option<i64>,
-    pub ttft_ms: Option<f64>,
-    pub ttft_arrival_ms: Option<f64>,
-    pub tpot_ms: Option<f64>,
-    pub tpot_arrival_ms: Option<f64>,
-    pub output_tokens: i64,
-    pub gap_p90_ms: Option<f64>,
-    pub stall_count: Option<i64>,
-    pub stall_longest_ms: Option<f64>,
-    pub stall_total_ms: Option<f64>,
-    pub render_delay_p50_ms: Option<f64>,
-    pub render_delay_p90_ms: Option<f64>,
-    pub duration_ms: Option<f64>,
-    pub hidden: bool,
-    pub finish_reason: Option<String>,
-    pub cadence: Option<Vec<[u32; 2]>>,
-}
-
-impl Stream {
-    fn to_json(&self) -> Value {
-        let [model, scenario, variant, app_version, connection] = &self.dims;
-        let stalls = self.stall_count.map(|count| json!({ "count": count, "longestMs": self.stall_longest_ms, "totalMs": self.stall_total_ms }));
-        let render_delay = self.render_delay_p50_ms.map(|p50| json!({ "p50": p50, "p90": self.render_delay_p90_ms }));
-        json!({
-            "id": self.id, "startedAt": self.started_at,
-            "model": model, "scenario": scenario, "variant": variant, "appVersion": app_version, "connection": connection,
-            "status": self.status, "httpStatus": self.http_status,
-            "ttftMs": self.ttft_ms, "ttftArrivalMs": self.ttft_arrival_ms, "tpotMs": self.tpot_ms, "tpotArrivalMs": self.tpot_arrival_ms,
-            "outputTokens": self.output_tokens, "gapP90Ms": self.gap_p90_ms, "stalls": stalls, "renderDelay": render_delay,
-            "durationMs": self.duration_ms, "hidden": self.hidden, "finishReason": self.finish_reason, "cadence": self.cadence,
-        })
-    }
-}
 
 /// A parsed `GET /api/streams`: the window and filters, and the order.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,14 +63,30 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<StreamsQuery, Invalid> {
 pub fn streams(store: &dyn Store, query: &StreamsQuery) -> Result<Value, StoreError> {
     let w = &query.window;
     let mut streams = Vec::new();
-    store.streams(w.from, w.to, &w.filters, &query.order, &mut |s| streams.push(s.to_json()))?;
+    store.streams(w.from, w.to, &w.filters, &query.order, &mut |s| streams.push(stream_json(&s)))?;
     let order = if query.order.descending { "desc" } else { "asc" };
     Ok(json!({ "def": DEF, "from": w.from, "to": w.to, "sort": query.order.sort.name(), "order": order, "streams": streams }))
+}
+
+/// A stream in the answer's shape: the record's own names and values.
+fn stream_json(s: &Stream) -> Value {
+    let [model, scenario, variant, app_version, connection] = &s.dims;
+    let stalls = s.stall_count.map(|count| json!({ "count": count, "longestMs": s.stall_longest_ms, "totalMs": s.stall_total_ms }));
+    let render_delay = s.render_delay_p50_ms.map(|p50| json!({ "p50": p50, "p90": s.render_delay_p90_ms }));
+    json!({
+        "id": s.id, "startedAt": s.started_at,
+        "model": model, "scenario": scenario, "variant": variant, "appVersion": app_version, "connection": connection,
+        "status": s.status, "httpStatus": s.http_status,
+        "ttftMs": s.ttft_ms, "ttftArrivalMs": s.ttft_arrival_ms, "tpotMs": s.tpot_ms, "tpotArrivalMs": s.tpot_arrival_ms,
+        "outputTokens": s.output_tokens, "gapP90Ms": s.gap_p90_ms, "stalls": stalls, "renderDelay": render_delay,
+        "durationMs": s.duration_ms, "hidden": s.hidden, "finishReason": s.finish_reason, "cadence": s.cadence,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dims::Metric;
 
     #[test]
     fn parses_defaults_and_refusals() {
@@ -210,12 +107,5 @@ mod tests {
         ] {
             assert_eq!(parse(Some(raw), 86_400_000).unwrap_err().field.as_deref(), Some(field), "{raw}");
         }
-    }
-
-    #[test]
-    fn order_sql_puts_nulls_last_and_breaks_ties_by_id() {
-        let order = Order { sort: Sort::Metric(Metric::StallMs), descending: true, limit: 7 };
-        assert_eq!(order.sql(|c| format!("isNull({c})")), "ORDER BY isNull(stall_total_ms), stall_total_ms DESC, id LIMIT 7");
-        assert!(Sort::ALL.iter().all(|s| Sort::from_name(s.name()) == Some(*s)));
     }
 }

@@ -37,19 +37,16 @@
 //! of at most two partial minutes), whatever the number of records, and keeps at most
 //! [`MAX_GROUPS`] groups' figures in memory.
 
-use crate::dims::{Dim, Metric};
+use crate::dims::{Dim, GroupKey, Metric, DEF};
 use crate::params::{self, project, Takes, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{sketch_count_in, BucketCounts, Distribution, Grain, Rollup};
 use llm_ux_meter::metrics::sketch::Sketch;
-use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
+use crate::store::{JointNeed, Needs, Store, StoreError};
 use crate::tally::Tally;
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-
-/// The metric definition version the analytics read.
-pub const DEF: i64 = 1;
 
 /// The lower edges (ms) of `stopsBy`'s TTFT bands: the last band has no upper edge.
 pub const TTFT_BANDS: [f64; 6] = [0.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0];

@@ -24,12 +24,11 @@
 //! summary does, at the finest grain that divides the bucket, in time order, closing each point as
 //! the read passes it: memory O(series × points) numbers plus one open point's figures per series.
 
-use crate::dims::Metric;
+use crate::dims::{GroupKey, Metric, DEF};
 use crate::params::{self, bad, project, Takes, Window};
 use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Grain, Rollup, Slo};
-use crate::store::{GroupKey, JointNeed, Needs, Store, StoreError};
-use crate::summary::DEF;
+use crate::store::{JointNeed, Needs, Store, StoreError};
 use crate::tally::Tally;
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};

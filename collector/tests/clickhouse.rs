@@ -13,13 +13,13 @@
 
 mod common;
 
+use llm_ux_collector::dims::{Dim, GroupKey, Metric, Unit};
 use common::{backend, envelope, now_ms, recent, record, TempDir};
-use llm_ux_collector::dims::{Dim, Metric, Unit};
 use llm_ux_collector::rollup::{Grain, Rollup, RollupKey, Row, Slo};
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
-use llm_ux_collector::store::{GroupKey, GroupSet, Inserted, JointNeed, Needs, Selection, Store};
-use llm_ux_collector::streams::{Order, Sort, Stream};
+use llm_ux_collector::store::{GroupSet, Inserted, JointNeed, Needs, Selection, Store};
+use llm_ux_collector::store::stream::{Order, Sort, Stream};
 use llm_ux_collector::validate::{self, Batch};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -9,9 +9,9 @@
 //! sample), so a unit is kept or dropped whole, and the same data give the same sample. Memory
 //! O(kept units + kept values); time O(records read · log kept units).
 
-use crate::dims::{Dim, Metric, Unit};
+use crate::dims::{Dim, Filters, Metric, Unit};
 use crate::rollup::{sketch_key, Row, Slo};
-use crate::store::{Filters, Store, StoreError};
+use crate::store::{Store, StoreError};
 use super::sample::UnitSample;
 
 /// The most units kept for one comparison.

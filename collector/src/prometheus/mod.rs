@@ -33,7 +33,7 @@ pub mod labels;
 pub mod series;
 pub mod table;
 
-use crate::summary::DEF;
+use crate::dims::DEF;
 use crate::validate::{Batch, Record};
 use labels::LabelSet;
 use std::sync::{Mutex, MutexGuard};

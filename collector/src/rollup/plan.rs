@@ -4,7 +4,7 @@
 //! 120 minutes) rollups per group and at most two minutes of records.
 
 use super::Grain;
-use crate::params::{EARLIEST_MS, LATEST_MS};
+use crate::dims::{EARLIEST_MS, LATEST_MS};
 
 /// One part of a window, a half-open `[start, end)` epoch-ms range, and how it is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -88,12 +88,11 @@ mod states;
 mod upkeep;
 mod write;
 
-use super::{cadence_points, Busiest, Filters, Inserted, JointNeed, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Unit};
+use super::{cadence_points, Busiest, Inserted, JointNeed, Needs, Selection, Store, StoreError};
+use crate::dims::{Dim, Dims, Filters, Unit, DEF};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, stops, Grain, Rollup, RollupKey, Row};
-use crate::streams::{self, Order, Stream};
-use crate::summary::DEF;
+use crate::store::stream::{self, Order, Stream};
 use crate::validate::Batch;
 use client::Client;
 use rowbinary::{ReadError, Reader};
@@ -388,7 +387,7 @@ impl Store for ClickHouseStore {
 
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
         let window = self.database.window(from, to, &sql::filters(filters))?;
-        let query = format!("SELECT {} {window} {}", streams::COLUMNS, order.sql(|column| format!("isNull({column})")));
+        let query = format!("SELECT {} {window} {}", stream::COLUMNS, order.sql(|column| format!("isNull({column})")));
         self.database.for_each_row(&ANALYTICS_SETTINGS, &query, |r| {
             visit(stream_of(r)?);
             Ok(())
@@ -469,7 +468,7 @@ fn row_of<R: BufRead>(r: &mut Reader<R>) -> Result<Row, ReadError> {
     })
 }
 
-/// A [`Stream`] from a row of [`streams::COLUMNS`].
+/// A [`Stream`] from a row of [`stream::COLUMNS`].
 fn stream_of<R: BufRead>(r: &mut Reader<R>) -> Result<Stream, StoreError> {
     Ok(Stream {
         id: r.string()?,

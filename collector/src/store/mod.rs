@@ -9,15 +9,16 @@
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
 //! reads the analytics are built from ([`crate::query`]): rollups, records and records by unit, each
 //! streamed to a visitor, the ranking of groups by their number of streams, and single streams
-//! sorted by a figure ([`crate::streams`]). The methods are
+//! sorted by a figure ([`stream`]). The methods are
 //! blocking; the HTTP layer calls them from `tokio::task::spawn_blocking`.
 
 pub mod clickhouse;
 pub mod sqlite;
+pub mod stream;
 
-use crate::dims::{Dim, Unit};
+use crate::dims::{Dim, Filters, GroupKey, Unit};
 use crate::rollup::{Grain, Rollup, RollupKey, Row, Slo};
-use crate::streams::{Order, Stream};
+use stream::{Order, Stream};
 use crate::validate::Batch;
 use std::fmt;
 
@@ -42,11 +43,6 @@ impl Inserted {
     }
 }
 
-/// Dimension filters: each dimension at most once, matching any of its values (never a null).
-pub type Filters = [(Dim, Vec<String>)];
-
-/// A group: the values of the grouping dimensions, in the query's `groupBy` order (`None`: no value).
-pub type GroupKey = Vec<Option<String>>;
 
 /// What a read covers besides its time range: the records matching `filters` and, when `groups` is
 /// set, only those of the listed groups.

@@ -9,12 +9,11 @@
 //! each other), each held for one read; `ping` has a connection of its own, so `/health` never
 //! waits behind a query. Reads stream their rows to the visitor straight from the statement.
 
-use super::{cadence_points, cadence_text, Busiest, Filters, Inserted, Needs, Selection, Store, StoreError};
-use crate::dims::{Dim, Dims, Unit};
+use super::{cadence_points, cadence_text, Busiest, Inserted, Needs, Selection, Store, StoreError};
+use crate::dims::{Dim, Dims, Filters, Unit, DEF};
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{bunched, rollups_of, stops, Grain, Rollup, RollupKey, Row};
-use crate::streams::{self, Order, Stream};
-use crate::summary::DEF;
+use crate::store::stream::{self, Order, Stream};
 use crate::validate::Batch;
 use rusqlite::types::{Type, Value as SqlValue};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
@@ -296,7 +295,7 @@ impl Store for SqliteStore {
     }
 
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError> {
-        self.each_record(streams::COLUMNS, (from, to), filter_sql(filters), &order.sql(|column| format!("{column} IS NULL")), stream_of, visit)
+        self.each_record(stream::COLUMNS, (from, to), filter_sql(filters), &order.sql(|column| format!("{column} IS NULL")), stream_of, visit)
     }
 
     /// One statement: the window's pieces ([`plan`]: `streams` of the rollups, 1 per record of the
@@ -372,7 +371,7 @@ fn row_of_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Row> {
     })
 }
 
-/// A [`Stream`] from a row of [`streams::COLUMNS`].
+/// A [`Stream`] from a row of [`stream::COLUMNS`].
 fn stream_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stream> {
     Ok(Stream {
         id: r.get(0)?,

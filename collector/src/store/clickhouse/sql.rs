@@ -14,11 +14,10 @@
 //! `DateTime64`, no `SimpleAggregateFunction`, no `Map` type, no query parameters, no `FINAL`
 //! reads, no insert deduplication tokens.
 
+use crate::dims::{Dim, Filters, DEF};
 use super::states;
-use crate::dims::Dim;
 use crate::rollup::Grain;
-use crate::store::{Filters, Selection, StoreError};
-use crate::summary::DEF;
+use crate::store::{Selection, StoreError};
 
 /// The database name, checked: it is written into SQL unquoted.
 pub fn database_name(name: &str) -> Result<&str, StoreError> {
