@@ -4,11 +4,11 @@
 //! request ends that connection's task only (tokio catches it). The panic's message goes to stderr
 //! through the default hook; the client learns only that the request failed.
 
-use crate::http::error;
+use crate::http::error::ApiError;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -21,7 +21,7 @@ pub async fn catch_panic(request: Request, next: Next) -> Response {
     let mut answer = pin!(next.run(request));
     poll_fn(|cx| match catch_unwind(AssertUnwindSafe(|| answer.as_mut().poll(cx))) {
         Ok(poll) => poll,
-        Err(_) => Poll::Ready(error(StatusCode::INTERNAL_SERVER_ERROR, "internal error", None, "the collector failed on this request; it goes on serving".into())),
+        Err(_) => Poll::Ready(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error", None, "the collector failed on this request; it goes on serving".into()).into_response()),
     })
     .await
 }

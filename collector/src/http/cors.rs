@@ -10,7 +10,8 @@
 //! An allowed origin gets `access-control-allow-origin` (its own origin, or `*` for ingest's `*`) and
 //! `access-control-expose-headers: retry-after` on every answer, errors included.
 
-use crate::http::{error, AppState};
+use crate::http::error::ApiError;
+use crate::http::AppState;
 use axum::extract::{Request, State};
 use axum::http::header::{self, HeaderValue};
 use axum::http::{Method, StatusCode};
@@ -44,7 +45,7 @@ pub(crate) async fn cors(State(state): State<AppState>, request: Request, next: 
     let allowed = origin.as_ref().is_some_and(|o| any || rules.origins.contains(o));
     let allow_value = if any { Some(HeaderValue::from_static("*")) } else { origin.as_deref().and_then(|o| HeaderValue::from_str(o).ok()) };
     let preflight = request.method() == Method::OPTIONS && request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
-    let refused = || error(StatusCode::FORBIDDEN, "origin not allowed", Some("origin".into()), format!("this origin is not on the collector's {} list", rules.flag));
+    let refused = || ApiError::new(StatusCode::FORBIDDEN, "origin not allowed", Some("origin".into()), format!("this origin is not on the collector's {} list", rules.flag)).into_response();
 
     let mut response = if preflight {
         if !allowed {

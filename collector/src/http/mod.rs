@@ -1,4 +1,7 @@
-//! The HTTP layer: routes, ingest checks, access to the analytics, and error answers.
+//! The HTTP layer: the routes table ([`router`]), its handlers ([`ingest`], [`analytics`], the
+//! dashboard and `/health` below), its middleware one per file ([`cors`], [`catch_panic`],
+//! [`api_access`], [`nosniff`]; the limits they use: [`rate_limit`], [`query_limit`], [`auth`]), and
+//! the one error answer ([`error::ApiError`]).
 //!
 //! `POST /v1/beacons` answers, in the order the checks run:
 //! - 403 when `--allow-origin` is given and the request's Origin header is not allowed ([`crate::http::cors`]);
@@ -23,38 +26,43 @@
 //! ([`crate::http::dashboard`]); `GET /health` never waits for queries.
 //!
 //! A handler that panics answers 500 ([`crate::http::catch_panic`]). Every answer carries
-//! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }`: `field`
+//! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }` ([`ApiError`]): `field`
 //! names the offending field (`records[3].status`, or a query parameter) or is null. Nothing is stored
 //! unless the answer is 200, and `/metrics` counts what was stored ([`crate::prometheus`]).
 
+pub mod analytics;
+pub mod api_access;
 pub mod auth;
 pub mod catch_panic;
 pub mod cors;
 pub mod dashboard;
+pub mod error;
+pub mod ingest;
+pub mod nosniff;
 pub mod query_limit;
 pub mod rate_limit;
 
-use crate::http::auth::{constant_time_eq, has_key, without_key};
-use crate::http::catch_panic::catch_panic;
+use crate::prometheus::Registry;
 use crate::serve::client::client_of;
-use crate::http::cors::cors;
-use crate::http::query_limit::QueryLimit;
-use crate::http::rate_limit::{retry_after_seconds, RateLimit};
-use crate::prometheus::{exposition, Registry};
-use crate::store::{Store, StoreError};
-use crate::validate::{envelope, Invalid};
+use crate::store::Store;
 use crate::{compare, diagnosis, streams, summary, timeseries};
-use axum::body::Bytes;
+use analytics::{analytics, metrics};
+use api_access::api_access;
 use axum::extract::{ConnectInfo, RawQuery, Request, State};
-use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::header;
 use axum::http::{Method, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use catch_panic::catch_panic;
+use cors::cors;
+use error::ApiError;
+use ingest::ingest;
+use nosniff::nosniff;
+use query_limit::QueryLimit;
+use rate_limit::{retry_after_seconds, RateLimit};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -135,30 +143,9 @@ pub fn router(store: Arc<dyn Store>, config: Config) -> Router {
         .with_state(state)
 }
 
+/// A JSON answer, never cached.
 fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], body.to_string()).into_response()
-}
-
-/// The error answer: `{ "error", "field", "problem" }` as JSON.
-pub(crate) fn error(status: StatusCode, error: &str, field: Option<String>, problem: String) -> Response {
-    json_response(status, &json!({ "error": error, "field": field, "problem": problem }))
-}
-
-/// An error answer with `Retry-After`.
-fn retry_later(status: StatusCode, error_name: &str, seconds: u64, problem: String) -> Response {
-    let mut response = error(status, error_name, None, problem);
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    response
-}
-
-/// 503: the queue of analytics queries ([`QueryLimit`]) is full.
-fn busy() -> Response {
-    retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy", 1, "too many analytics queries are waiting; retry in 1 s".into())
-}
-
-async fn nosniff(mut response: Response) -> Response {
-    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
 }
 
 fn now_ms() -> i64 {
@@ -171,243 +158,10 @@ fn client(request: &Request) -> IpAddr {
 }
 
 /// 429 when `limit` refuses `client` now.
-fn over_rate(limit: Option<&RateLimit>, client: IpAddr, what: &str) -> Option<Response> {
+fn over_rate(limit: Option<&RateLimit>, client: IpAddr, what: &str) -> Option<ApiError> {
     let wait = limit?.check(client, Instant::now()).err()?;
     let seconds = retry_after_seconds(wait);
-    Some(retry_later(StatusCode::TOO_MANY_REQUESTS, "rate limited", seconds, format!("over this client's {what} rate; retry in {seconds} s")))
-}
-
-async fn ingest(State(state): State<AppState>, RawQuery(query): RawQuery, request: Request) -> Response {
-    if let Some(refused) = over_rate(state.ingest_rate.as_deref(), client(&request), "ingest") {
-        return refused;
-    }
-    let (parts, body) = request.into_parts();
-    let headers = parts.headers;
-    if let Some(expected) = &state.config.ingest_key {
-        let given = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).find(|(k, _)| k == "key").map(|(_, v)| v.into_owned());
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-            return error(StatusCode::UNAUTHORIZED, "unauthorized", Some("key".into()), "missing or wrong ingest key (?key=)".into());
-        }
-    }
-    if let Err(problem) = check_content_type(&headers) {
-        return error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported media type", Some("content-type".into()), problem);
-    }
-    let gzip = match content_encoding(&headers) {
-        Ok(gzip) => gzip,
-        Err(problem) => return error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported content encoding", Some("content-encoding".into()), problem),
-    };
-    let too_large = |what: &str| error(StatusCode::PAYLOAD_TOO_LARGE, "payload too large", None, format!("{what} is over {MAX_BODY_BYTES} bytes (1 MiB)"));
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return too_large("the body");
-    }
-    let timeout = state.config.body_timeout;
-    let bytes: Bytes = match tokio::time::timeout(timeout, Limited::new(body, MAX_BODY_BYTES).collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return too_large("the body"),
-        Ok(Err(e)) => return error(StatusCode::BAD_REQUEST, "unreadable body", None, format!("could not read the body: {e}")),
-        Err(_) => {
-            let mut response = error(StatusCode::REQUEST_TIMEOUT, "request timeout", None, format!("the body did not arrive within {} s (--body-timeout)", timeout.as_secs_f64()));
-            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
-        }
-    };
-    // The body and its parsed JSON (many times the body's size) are dropped at the end of this block,
-    // before the wait for the store: only the validated batch waits.
-    let batch = {
-        let inflated;
-        let body: &[u8] = if gzip {
-            let mut out = Vec::new();
-            let mut decoder = flate2::read::MultiGzDecoder::new(&bytes[..]).take(MAX_BODY_BYTES as u64 + 1);
-            if let Err(e) = decoder.read_to_end(&mut out) {
-                return error(StatusCode::BAD_REQUEST, "invalid gzip", None, format!("Content-Encoding is gzip but the body is not valid gzip: {e}"));
-            }
-            if out.len() > MAX_BODY_BYTES {
-                return too_large("the decompressed body");
-            }
-            inflated = out;
-            &inflated
-        } else {
-            &bytes
-        };
-        let value: Value = match serde_json::from_slice(body) {
-            Ok(value) => value,
-            Err(e) => return error(StatusCode::BAD_REQUEST, "invalid JSON", None, format!("the body is not valid UTF-8 JSON: {e}")),
-        };
-        match envelope(&value, now_ms()) {
-            Ok(batch) => batch,
-            Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid envelope", field, problem),
-        }
-    };
-    drop(bytes);
-    let (store, metrics) = (state.store.clone(), state.metrics.clone());
-    let stored = async {
-        let permit = state.store_writes.clone().acquire_owned().await.map_err(|e| e.to_string())?;
-        // Counted on the blocking thread once stored: a stored batch counts even if its client left.
-        let insert = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let inserted = store.insert_batch(&batch, now_ms())?;
-            metrics.count(&batch, &inserted.accepted_at);
-            Ok::<_, StoreError>(inserted)
-        });
-        insert.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
-    };
-    match stored.await {
-        Ok(inserted) => json_response(StatusCode::OK, &json!({ "accepted": inserted.accepted(), "duplicates": inserted.duplicates })),
-        Err(e) => {
-            eprintln!("llm-ux-collector: storing a batch failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "storage failed", None, "the batch may not have been stored; retry later (a record is counted once however often it is sent)".into())
-        }
-    }
-}
-
-/// `application/json` or `text/plain`, with at most a UTF-8 charset parameter.
-fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
-    let expected = "send application/json or text/plain (UTF-8)";
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return Err(format!("no Content-Type: {expected}"));
-    };
-    let value = value.to_str().map_err(|_| format!("unreadable Content-Type: {expected}"))?;
-    let mut parts = value.split(';');
-    let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    if mime != "application/json" && mime != "text/plain" {
-        return Err(format!("Content-Type {mime:?} is not accepted: {expected}"));
-    }
-    for param in parts {
-        let (name, v) = param.split_once('=').unwrap_or((param, ""));
-        if name.trim().eq_ignore_ascii_case("charset") {
-            let charset = v.trim().trim_matches('"');
-            if !charset.eq_ignore_ascii_case("utf-8") && !charset.eq_ignore_ascii_case("utf8") {
-                return Err(format!("charset {charset:?} is not accepted: the body must be UTF-8"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether the body is gzip; `Err` for a coding the collector does not decode.
-fn content_encoding(headers: &HeaderMap) -> Result<bool, String> {
-    let mut gzip = false;
-    for value in headers.get_all(header::CONTENT_ENCODING) {
-        let value = value.to_str().map_err(|_| "unreadable Content-Encoding".to_owned())?;
-        for coding in value.split(',').map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()) {
-            match coding.as_str() {
-                "identity" => {}
-                "gzip" | "x-gzip" if !gzip => gzip = true,
-                _ => return Err(format!("Content-Encoding {coding:?} is not accepted: send gzip or no encoding")),
-            }
-        }
-    }
-    Ok(gzip)
-}
-
-/// Whether an `Accept-Encoding` header takes gzip (not refused with `q=0`).
-fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|coding| {
-        let mut parts = coding.split(';');
-        let name = parts.next().unwrap_or("").trim();
-        let refused = parts.filter_map(|p| p.split_once('=')).any(|(k, q)| k.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f64>().map_or(true, |q| q <= 0.0));
-        (name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip")) && !refused
-    })
-}
-
-/// `bytes` gzipped at the fastest level (2.3 MB to 77 KB in a few ms at 100 label sets); `None` if
-/// the encoder fails, and the answer then goes uncompressed.
-fn gzipped(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 8), flate2::Compression::fast());
-    encoder.write_all(bytes).ok()?;
-    encoder.finish().ok()
-}
-
-/// The analytics' gate, before any query work: the per-client rate (429), then the read key (401).
-/// A key given as `?key=` is taken out of the query the API then parses.
-async fn api_access(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    if let Some(refused) = over_rate(state.api_rate.as_deref(), client(&request), "analytics") {
-        return refused;
-    }
-    let Some(key) = &state.config.read_key else {
-        return next.run(request).await;
-    };
-    if !has_key(request.headers(), request.uri().query(), key) {
-        let mut response = error(StatusCode::UNAUTHORIZED, "unauthorized", Some("key".into()), "the analytics need the collector's read key: Authorization: Bearer KEY, or ?key=KEY".into());
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"llm-ux-collector analytics\""));
-        return response;
-    }
-    if let Some(query) = request.uri().query() {
-        let path = request.uri().path();
-        let rest = without_key(query).map_or_else(|| path.to_owned(), |rest| format!("{path}?{rest}"));
-        // Parts of a valid query make a valid query; were it not so, the API would refuse `key` (400).
-        if let Ok(uri) = rest.parse() {
-            *request.uri_mut() = uri;
-        }
-    }
-    next.run(request).await
-}
-
-/// Parses the query, waits for its turn ([`QueryLimit`]), runs it on a blocking thread, and answers
-/// JSON (400 for a bad parameter, 503 when too many queries wait).
-async fn analytics<Q: Send + 'static>(
-    State(state): State<AppState>,
-    RawQuery(query): RawQuery,
-    parse: fn(Option<&str>, i64) -> Result<Q, Invalid>,
-    run: fn(&dyn Store, &Q) -> Result<Value, StoreError>,
-) -> Response {
-    let query = match parse(query.as_deref(), now_ms()) {
-        Ok(q) => q,
-        Err(Invalid { field, problem }) => return error(StatusCode::BAD_REQUEST, "invalid query", field, problem),
-    };
-    let Some(permit) = state.queries.enter().await else {
-        return busy();
-    };
-    let store = state.store.clone();
-    let answer = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        run(store.as_ref(), &query)
-    });
-    match answer.await.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
-        Ok(answer) => json_response(StatusCode::OK, &answer),
-        Err(e) => {
-            eprintln!("llm-ux-collector: a query failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "query failed", None, "the store could not answer".into())
-        }
-    }
-}
-
-/// `GET /metrics` ([`crate::prometheus`]): the counts in the format the `Accept` header prefers. It
-/// takes its turn among the analytics' queries ([`QueryLimit`]), which bounds the answers being
-/// written at once; each is O(label sets × bounds).
-async fn metrics(State(state): State<AppState>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
-    if let Some((name, _)) = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes()).next() {
-        return error(StatusCode::BAD_REQUEST, "invalid query", Some(name.into_owned()), "/metrics takes no parameter but the read key (?key=)".into());
-    }
-    let format = exposition::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
-    let gzip = accepts_gzip(&headers);
-    let Some(permit) = state.queries.enter().await else {
-        return busy();
-    };
-    let registry = state.metrics.clone();
-    let written = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let text = exposition::write(&registry.snapshot(), format).into_bytes();
-        // Prometheus asks for gzip: histograms' lines repeat their labels, so it takes about 1/30.
-        match gzip.then(|| gzipped(&text)).flatten() {
-            Some(zipped) => (zipped, true),
-            None => (text, false),
-        }
-    });
-    match written.await {
-        Ok((body, zipped)) => {
-            let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, format.content_type()), (header::CACHE_CONTROL, "no-store"), (header::VARY, "Accept, Accept-Encoding")], body).into_response();
-            if zipped {
-                response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            }
-            response
-        }
-        Err(e) => {
-            eprintln!("llm-ux-collector: writing /metrics failed: {e}");
-            error(StatusCode::INTERNAL_SERVER_ERROR, "metrics failed", None, "the metrics could not be written".into())
-        }
-    }
+    Some(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate limited", None, format!("over this client's {what} rate; retry in {seconds} s")).retry_after(seconds))
 }
 
 /// GET (and HEAD) of anything else: a dashboard file; other methods and `/api/...`: 404.
@@ -416,7 +170,7 @@ async fn fallback(State(state): State<AppState>, request: Request) -> Response {
     if (request.method() == Method::GET || request.method() == Method::HEAD) && !uri.path().starts_with("/api/") && !uri.path().starts_with("/v1/") {
         return dashboard::serve(&state.config.dashboard, uri).await;
     }
-    error(StatusCode::NOT_FOUND, "not found", None, "no such endpoint".into())
+    ApiError::new(StatusCode::NOT_FOUND, "not found", None, "no such endpoint".into()).into_response()
 }
 
 async fn health(State(state): State<AppState>) -> Response {
