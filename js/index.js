@@ -13,7 +13,7 @@ import { loadBeacons } from './lib/load-beacons.js';
 
 let loaded;
 
-/** The meter's API (README). The core loads once, on the first call; if it cannot, the meter is disabled. */
+/** The meter's API (docs/api-reference.md). The core loads once, on the first call; if it cannot, the meter is disabled. */
 export async function createMeter(options = {}) {
   loaded ??= loadCore().then(() => {
     warmUp();

@@ -1,5 +1,5 @@
 'use client';
-// A useChat page metered the way the README recommends to Next.js users. The page is still prerendered
+// A useChat page metered the way docs/frameworks.md recommends to Next.js users. The page is still prerendered
 // on the server: importing llm-ux-meter touches no browser global, and the meter is created in an effect.
 import { useEffect, useRef, useState } from 'react';
 import { useChat } from '@ai-sdk/react';
