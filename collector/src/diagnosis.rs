@@ -36,7 +36,7 @@
 //! `high` when the effect is at least [`HIGH_RATIO`] times. Values are judged by sketch bucket (within
 //! 1%), as every percentile of the analytics.
 //!
-//! A finding by dimension must then hold over sessions ([`confirm`]): a session's streams move
+//! A finding by dimension must then hold over sessions: a session's streams move
 //! together (one device, one network, one person), so 42 streams from 3 sessions are 3 samples, not
 //! 42. The group's share of streams with the trait (for a metric: above the other streams' median)
 //! is compared with the other streams' as ratios over sessions (the delta method, as the A/B
@@ -77,9 +77,9 @@ const MIN_LOAD_RATIO: f64 = 1.25;
 pub const MIN_CHANCE_SLOWER: f64 = 0.6;
 /// Effects at least this many times are `high`.
 pub const HIGH_RATIO: f64 = 2.0;
-/// The fewest sessions on each side of a finding over units ([`confirm`]).
+/// The fewest sessions on each side of a finding over sessions.
 pub const MIN_UNITS: usize = 10;
-/// The most sessions [`confirm`] keeps (a uniform sample past that).
+/// The most sessions the check over sessions keeps (a uniform sample past that).
 pub const MAX_UNITS: usize = 20_000;
 /// The most candidate findings [`confirm`] checks (the largest effects).
 const MAX_CANDIDATES: usize = 40;
