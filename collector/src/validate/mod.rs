@@ -16,7 +16,10 @@
 //! can fix it: the fields of an object in the order of the schema's `required` list, then any field
 //! the schema does not name.
 
-use serde_json::{Map, Value};
+mod fields;
+
+use fields::{kind, show, Obj, Range};
+use serde_json::Value;
 
 /// Why an envelope was refused: the field (a path such as `records[3].stalls.count`; `None` for the
 /// body as a whole) and what is wrong with it.
@@ -121,13 +124,6 @@ const URL_CHARS: usize = 2048;
 /// `navigator.connection.effectiveType` is a few characters (`slow-2g`); it is a grouping dimension,
 /// so it is kept short.
 const CONNECTION_CHARS: usize = 32;
-
-/// The plausible range of a number, and what it means, for the message.
-struct Range {
-    min: f64,
-    max: f64,
-    meaning: &'static str,
-}
 
 /// A time span in ms: up to 1 hour.
 const DURATION: Range = Range { min: 0.0, max: 3_600_000.0, meaning: "milliseconds, up to 1 hour" };
@@ -329,82 +325,8 @@ fn record(value: &Value, path: &str, window: &Window) -> Result<Record, Invalid>
     })
 }
 
-/// An object being checked, with the path prefix of its fields and the fields read so far.
-struct Obj<'a> {
-    map: &'a Map<String, Value>,
-    path: String,
-    /// Every field the schema names is required, or optional and read when present, so once all of
-    /// them are read, a field not read is one the schema does not name.
-    read: Vec<&'static str>,
-}
-
+/// The contract's own kinds of field.
 impl<'a> Obj<'a> {
-    fn new(map: &'a Map<String, Value>, path: String) -> Obj<'a> {
-        Obj { map, path, read: Vec::new() }
-    }
-
-    fn invalid(&self, key: &str, problem: String) -> Invalid {
-        Invalid { field: Some(format!("{}{key}", self.path)), problem }
-    }
-
-    fn get(&mut self, key: &'static str) -> Result<&'a Value, Invalid> {
-        let value = self.map.get(key).ok_or_else(|| self.invalid(key, "required field is missing".into()))?;
-        self.read.push(key);
-        Ok(value)
-    }
-
-    /// Refuses a field that was not read; called once every field of the object has been.
-    /// O(fields × fields read).
-    fn no_other_fields(&self) -> Result<(), Invalid> {
-        if self.map.len() == self.read.len() {
-            return Ok(());
-        }
-        match self.map.keys().find(|k| !self.read.contains(&k.as_str())) {
-            // The name is the sender's: cut short, so a huge key is not echoed back whole.
-            Some(unknown) => Err(self.invalid(&cut(unknown, 64), "unknown field: the schema (beacon.v1) does not name it".into())),
-            None => Ok(()),
-        }
-    }
-
-    fn wrong(&self, key: &str, expected: &str, got: &Value) -> Invalid {
-        self.invalid(key, format!("expected {expected}, got {}", kind(got)))
-    }
-
-    fn out_of_range(&self, key: &str, range: &Range, got: &Value) -> Invalid {
-        self.invalid(key, format!("must be between {} and {} ({}), got {}", range.min, range.max, range.meaning, show(got)))
-    }
-
-    /// A number within `range`, read from `v` (a field's value, `expected` naming the type wanted).
-    fn number_in(&self, key: &str, v: &Value, range: &Range, expected: &str) -> Result<f64, Invalid> {
-        let f = v.as_f64().ok_or_else(|| self.wrong(key, expected, v))?;
-        if !(range.min..=range.max).contains(&f) {
-            return Err(self.out_of_range(key, range, v));
-        }
-        Ok(f)
-    }
-
-    fn number(&mut self, key: &'static str, range: &Range) -> Result<f64, Invalid> {
-        let v = self.get(key)?;
-        self.number_in(key, v, range, "a number")
-    }
-
-    fn nullable_number(&mut self, key: &'static str, range: &Range) -> Result<Option<f64>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        self.number_in(key, v, range, "a number or null").map(Some)
-    }
-
-    /// A number within `range`, or `None` when the field is absent (`null` is refused: the schema
-    /// allows a number only).
-    fn optional_number(&mut self, key: &'static str, range: &Range) -> Result<Option<f64>, Invalid> {
-        if !self.map.contains_key(key) {
-            return Ok(None);
-        }
-        self.number(key, range).map(Some)
-    }
-
     /// At most [`CADENCE_POINTS`] points `[ms, tokens]` of whole numbers within [`CADENCE_POINT`],
     /// neither number less than the point before's, or `None` when the field is absent (`null` is
     /// refused: the schema allows an array only). The schema's own rules are checked on every point
@@ -442,31 +364,6 @@ impl<'a> Obj<'a> {
         Ok(Some(points))
     }
 
-    /// An integer within `range` (whose bounds are integers far below 2^53, so the cast is exact).
-    fn integer_in(&self, key: &str, v: &Value, range: &Range, expected: &str) -> Result<i64, Invalid> {
-        let f = v.as_f64().ok_or_else(|| self.wrong(key, expected, v))?;
-        if f.fract() != 0.0 {
-            return Err(self.invalid(key, format!("expected an integer, got {}", show(v))));
-        }
-        if !(range.min..=range.max).contains(&f) {
-            return Err(self.out_of_range(key, range, v));
-        }
-        Ok(f as i64)
-    }
-
-    fn integer(&mut self, key: &'static str, range: &Range) -> Result<i64, Invalid> {
-        let v = self.get(key)?;
-        self.integer_in(key, v, range, "an integer")
-    }
-
-    fn nullable_integer(&mut self, key: &'static str, range: &Range) -> Result<Option<i64>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        self.integer_in(key, v, range, "an integer or null").map(Some)
-    }
-
     /// Epoch ms within the window around the collector's clock.
     fn epoch_ms(&mut self, key: &'static str, window: &Window) -> Result<f64, Invalid> {
         let v = self.get(key)?;
@@ -485,11 +382,6 @@ impl<'a> Obj<'a> {
         Ok(at)
     }
 
-    fn boolean(&mut self, key: &'static str) -> Result<bool, Invalid> {
-        let v = self.get(key)?;
-        v.as_bool().ok_or_else(|| self.wrong(key, "true or false", v))
-    }
-
     fn id(&mut self, key: &'static str) -> Result<String, Invalid> {
         let v = self.get(key)?;
         let s = v.as_str().ok_or_else(|| self.wrong(key, "a string", v))?;
@@ -500,78 +392,11 @@ impl<'a> Obj<'a> {
         Ok(s.to_owned())
     }
 
-    fn nullable_string(&mut self, key: &'static str, max_chars: usize) -> Result<Option<String>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        let s = v.as_str().ok_or_else(|| self.wrong(key, "a string or null", v))?;
-        let n = s.chars().count();
-        if n > max_chars {
-            return Err(self.invalid(key, format!("must be at most {max_chars} characters long, got {n}")));
-        }
-        Ok(Some(s.to_owned()))
-    }
-
-    fn one_of(&mut self, key: &'static str, allowed: &[&str], nullable: bool) -> Result<Option<String>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() && nullable {
-            return Ok(None);
-        }
-        match v.as_str() {
-            Some(s) if allowed.contains(&s) => Ok(Some(s.to_owned())),
-            _ => {
-                let list: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
-                let null = if nullable { " or null" } else { "" };
-                Err(self.invalid(key, format!("expected one of {}{null}, got {}", list.join(", "), show(v))))
-            }
-        }
-    }
-
-    fn object(&mut self, key: &'static str) -> Result<Obj<'a>, Invalid> {
-        let v = self.get(key)?;
-        let map = v.as_object().ok_or_else(|| self.wrong(key, "an object", v))?;
-        Ok(Obj::new(map, format!("{}{key}.", self.path)))
-    }
-
-    fn nullable_object(&mut self, key: &'static str) -> Result<Option<Obj<'a>>, Invalid> {
-        let v = self.get(key)?;
-        if v.is_null() {
-            return Ok(None);
-        }
-        let map = v.as_object().ok_or_else(|| self.wrong(key, "an object or null", v))?;
-        Ok(Some(Obj::new(map, format!("{}{key}.", self.path))))
-    }
-
     /// `{ p50, p90, p99, max }` (durations) or null.
     fn quantiles(&mut self, key: &'static str) -> Result<Option<[f64; 4]>, Invalid> {
         let Some(mut q) = self.nullable_object(key)? else { return Ok(None) };
         let quantiles = [q.number("p50", &DURATION)?, q.number("p90", &DURATION)?, q.number("p99", &DURATION)?, q.number("max", &DURATION)?];
         q.no_other_fields()?;
         Ok(Some(quantiles))
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// A value for an error message, cut short.
-fn show(v: &Value) -> String {
-    cut(&v.to_string(), 80)
-}
-
-/// `s` up to `max` characters, with `…` when cut.
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &s[..end]),
-        None => s.to_owned(),
     }
 }
