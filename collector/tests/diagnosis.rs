@@ -312,7 +312,7 @@ fn session(rng: &mut Rng, id: &str, start: f64, app_version: &str, slow: f64) ->
 #[test]
 fn small_groups_of_few_sessions_are_no_cause() {
     use llm_ux_collector::store::{sqlite::SqliteStore, Store};
-    use llm_ux_collector::{diagnosis, validate};
+    use llm_ux_collector::{api::diagnosis, validate};
     if common::backend::is_clickhouse() {
         return eprintln!("in-process on SQLite: run in the SQLite pass only");
     }

@@ -29,9 +29,9 @@
 mod common;
 
 use common::{backend, envelope, now_ms, record, TempDir};
-use llm_ux_collector::compare;
+use llm_ux_collector::api::compare;
 use llm_ux_collector::dims::Dim;
-use llm_ux_collector::stats::Z95;
+use llm_ux_collector::query::stats::Z95;
 use llm_ux_collector::store::clickhouse::ClickHouseStore;
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::Store;

@@ -9,7 +9,7 @@ use common::{envelope, record, TempDir};
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::Store;
 use llm_ux_collector::validate::{self, Invalid};
-use llm_ux_collector::{compare, diagnosis, streams, summary, timeseries};
+use llm_ux_collector::api::{compare, diagnosis, streams, summary, timeseries};
 use serde_json::{json, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{SystemTime, UNIX_EPOCH};

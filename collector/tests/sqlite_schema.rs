@@ -9,10 +9,10 @@ mod common;
 
 use common::{envelope, record, TempDir};
 use llm_ux_collector::store::sqlite::SqliteStore;
-use llm_ux_collector::query::visit_window;
+use llm_ux_collector::query::window::visit_window;
 use llm_ux_collector::rollup::Grain;
 use llm_ux_collector::store::{JointNeed, Needs, Selection, Store};
-use llm_ux_collector::{streams, summary, validate};
+use llm_ux_collector::{api::{streams, summary}, validate};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -21,7 +21,7 @@ use std::path::Path;
 const CLOCK: i64 = 1_700_300_000_000;
 
 /// The summary of 400 records stored in a fresh file at `path`, before any migration.
-fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::params::Window) -> Value {
+fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::query::params::Window) -> Value {
     let store = SqliteStore::open(path).unwrap();
     let records = (0..400)
         .map(|i| {
@@ -45,7 +45,7 @@ fn store_records_and_summarize(path: &Path, window: &llm_ux_collector::params::W
 
 /// Turns the file at `path` into what an earlier collector left with `sql`, reopens it, and checks
 /// that it answers `before` again, at the current schema version.
-fn reopened_after(path: &Path, sql: &str, window: &llm_ux_collector::params::Window, before: &Value) {
+fn reopened_after(path: &Path, sql: &str, window: &llm_ux_collector::query::params::Window, before: &Value) {
     rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
     let store = SqliteStore::open(path).unwrap();
     assert_eq!(&summary::summary(&store, window).unwrap().to_json(), before);

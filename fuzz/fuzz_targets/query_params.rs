@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use llm_ux_collector::store::sqlite::SqliteStore;
 use llm_ux_collector::store::{Store, StoreError};
 use llm_ux_collector::validate::{self, Invalid};
-use llm_ux_collector::{compare, streams, summary, timeseries};
+use llm_ux_collector::api::{compare, streams, summary, timeseries};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,4 +1,4 @@
-//! The analytics' handlers: `/api/*` (each endpoint a parse and a run, [`crate::summary`] and the
+//! The analytics' handlers: `/api/*` (each endpoint a parse and a run, [`crate::api::summary`] and the
 //! others) and `/metrics` ([`crate::prometheus`]). Each takes its turn among the queries
 //! ([`super::query_limit`]) and runs on a blocking thread.
 

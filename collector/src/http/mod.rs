@@ -1,6 +1,6 @@
 //! The HTTP layer: the routes table ([`router`]), its handlers ([`ingest`], [`analytics`], the
-//! dashboard and `/health` below), its middleware one per file ([`cors`], [`catch_panic`],
-//! [`api_access`], [`nosniff`]; the limits they use: [`rate_limit`], [`query_limit`], [`auth`]), and
+//! dashboard and `/health` below), its middleware one per file ([`cors`](mod@cors), [`catch_panic`](mod@catch_panic),
+//! [`api_access`](mod@api_access), [`nosniff`](mod@nosniff); the limits they use: [`rate_limit`], [`query_limit`], [`auth`]), and
 //! the one error answer ([`error::ApiError`]).
 //!
 //! `POST /v1/beacons` answers, in the order the checks run:
@@ -18,14 +18,14 @@
 //! `GET /api/summary`, `/api/timeseries`, `/api/compare`, `/api/streams`, `/api/diagnosis` and
 //! `/metrics` answer, in order: 429 with `Retry-After` over `--api-rate-limit` (per client, a bucket
 //! apart from ingest's); 401 with `WWW-Authenticate` when `--read-key` is set and the request does
-//! not carry it ([`crate::http::auth`]); 400 for a bad parameter (see [`crate::summary`],
-//! [`crate::timeseries`], [`crate::compare`], [`crate::streams`], [`crate::diagnosis`]; `/metrics`
+//! not carry it ([`crate::http::auth`]); 400 for a bad parameter (see [`crate::api::summary`],
+//! [`crate::api::timeseries`], [`crate::api::compare`], [`crate::api::streams`], [`crate::api::diagnosis`]; `/metrics`
 //! takes none); 503 with `Retry-After` when the queue of queries is full
 //! ([`crate::http::query_limit`]). `/metrics` answers the Prometheus text format or OpenMetrics, by
 //! the `Accept` header ([`crate::prometheus`]), gzipped when `Accept-Encoding` takes it. Other GETs serve the dashboard
 //! ([`crate::http::dashboard`]); `GET /health` never waits for queries.
 //!
-//! A handler that panics answers 500 ([`crate::http::catch_panic`]). Every answer carries
+//! A handler that panics answers 500 ([`catch_panic`](mod@catch_panic)). Every answer carries
 //! `X-Content-Type-Options: nosniff`. Every error body is `{ "error", "field", "problem" }` ([`ApiError`]): `field`
 //! names the offending field (`records[3].status`, or a query parameter) or is null. Nothing is stored
 //! unless the answer is 200, and `/metrics` counts what was stored ([`crate::prometheus`]).
@@ -45,7 +45,7 @@ pub mod rate_limit;
 use crate::prometheus::Registry;
 use crate::serve::client::client_of;
 use crate::store::Store;
-use crate::{compare, diagnosis, streams, summary, timeseries};
+use crate::api::{compare, diagnosis, streams, summary, timeseries};
 use analytics::{analytics, metrics};
 use api_access::api_access;
 use axum::extract::{ConnectInfo, RawQuery, Request, State};

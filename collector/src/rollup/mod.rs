@@ -314,7 +314,7 @@ impl Rollup {
     }
 
     /// [`Rollup::merge`] but for the joint counts, which only goodput reads, and which are the costly
-    /// part to merge: queries sum [`Rollup::good`] per piece instead ([`crate::tally`]). Leaves
+    /// part to merge: queries sum [`Rollup::good`] per piece instead ([`crate::query::tally`]). Leaves
     /// `joint` as it was.
     pub fn merge_without_joint(&mut self, other: &Rollup) {
         self.count += other.count;

@@ -7,7 +7,7 @@
 //!   number of collectors on one database.
 //!
 //! A store keeps the records and their rollups ([`crate::rollup`]) at every grain, and answers the
-//! reads the analytics are built from ([`crate::query`]): rollups, records and records by unit, each
+//! reads the analytics are built from ([`crate::query::window`]): rollups, records and records by unit, each
 //! streamed to a visitor, the ranking of groups by their number of streams, and single streams
 //! sorted by a figure ([`stream`]). The methods are
 //! blocking; the HTTP layer calls them from `tokio::task::spawn_blocking`.
@@ -74,7 +74,7 @@ pub struct Needs {
     /// range, and the store may visit one rollup per dimensions instead, merged over the range and
     /// keyed by the range's start.
     pub per_bucket: bool,
-    /// The metrics whose distributions the caller reads, by [`Metric::index`]; the others' may be
+    /// The metrics whose distributions the caller reads, by [`crate::dims::Metric::index`]; the others' may be
     /// empty.
     pub metrics: [bool; 5],
     /// The stops and the length bands' figures ([`crate::rollup::extras`]); without it they may be
@@ -166,7 +166,7 @@ pub trait Store: Send + Sync + 'static {
     fn rows(&self, from: i64, to: i64, selection: Selection<'_>, visit: &mut dyn FnMut(Row)) -> Result<(), StoreError>;
 
     /// Calls `visit` with each record [`Store::rows`] reads for `filters`, and the `unit` it belongs
-    /// to (an experiment's unit of randomization, [`crate::experiment`]), in no particular order.
+    /// to (an experiment's unit of randomization, [`crate::query::experiment`]), in no particular order.
     /// O(records read).
     fn unit_rows(&self, from: i64, to: i64, filters: &Filters, unit: Unit, visit: &mut dyn FnMut(String, Row)) -> Result<(), StoreError>;
 
@@ -179,7 +179,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// Calls `visit` with the first `order.limit` records of definition version 1 with `from <=
     /// startedAt < to` matching `filters`, each once, in `order` (a null value of the sort column
-    /// last, ties by id). Sorted in the database ([`crate::streams`] says what that costs).
+    /// last, ties by id). Sorted in the database ([`crate::api::streams`] says what that costs).
     fn streams(&self, from: i64, to: i64, filters: &Filters, order: &Order, visit: &mut dyn FnMut(Stream)) -> Result<(), StoreError>;
 
     /// Whether the store answers (for `/health`), without waiting behind queries.

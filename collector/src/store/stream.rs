@@ -1,4 +1,4 @@
-//! Single streams as the stores read them for `GET /api/streams` ([`crate::streams`]): the columns
+//! Single streams as the stores read them for `GET /api/streams` ([`crate::api::streams`]): the columns
 //! they are read from, and the orders a store sorts them in (in the database).
 
 use crate::dims::{Dims, Metric};

@@ -1,6 +1,6 @@
 //! `GET /api/timeseries`: one figure per time bucket and group, for charts.
 //!
-//! Parameters: those of [`crate::params`], and
+//! Parameters: those of [`crate::query::params`], and
 //! - `metric`: a per-stream metric (`ttftMs`, `tpotMs`, `gapP90Ms`, `renderDelayMs`, `stallMs`),
 //!   summarized by its quantile `q`; or `count`, `rpm`, `tokenThroughput`, `stallRate`, `goodput`
 //!   (which needs an SLO). Default `tpotMs`.
@@ -25,11 +25,11 @@
 //! the read passes it: memory O(series × points) numbers plus one open point's figures per series.
 
 use crate::dims::{GroupKey, Metric, DEF};
-use crate::params::{self, bad, project, Takes, Window};
-use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
+use crate::query::params::{self, bad, project, Takes, Window};
+use crate::query::window::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{Grain, Rollup, Slo};
 use crate::store::{JointNeed, Needs, Store, StoreError};
-use crate::tally::Tally;
+use crate::query::tally::Tally;
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

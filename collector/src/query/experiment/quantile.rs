@@ -8,7 +8,7 @@
 //! O(n log n) for n streams (the sort).
 
 use super::ratio::Ratio;
-use crate::stats::{median, Z95};
+use crate::query::stats::{median, Z95};
 
 /// An arm's median and its standard error; `None` as the median without values, and as the
 /// error below 2 units with values.

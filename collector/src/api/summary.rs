@@ -1,5 +1,5 @@
 //! `GET /api/summary`: per group, the count, RPM, token throughput, percentiles, stall rate, goodput
-//! and length bands of the streams in a window. Parameters: see [`crate::params`].
+//! and length bands of the streams in a window. Parameters: see [`crate::query::params`].
 //!
 //! Only records of metric definition version 1 are read: records of another version are never mixed in.
 //!
@@ -38,12 +38,12 @@
 //! [`MAX_GROUPS`] groups' figures in memory.
 
 use crate::dims::{Dim, GroupKey, Metric, DEF};
-use crate::params::{self, project, Takes, Window};
-use crate::query::{visit_window, GroupChoice, MAX_GROUPS};
+use crate::query::params::{self, project, Takes, Window};
+use crate::query::window::{visit_window, GroupChoice, MAX_GROUPS};
 use crate::rollup::{sketch_count_in, BucketCounts, Distribution, Grain, Rollup};
 use llm_ux_meter::metrics::sketch::Sketch;
 use crate::store::{JointNeed, Needs, Store, StoreError};
-use crate::tally::Tally;
+use crate::query::tally::Tally;
 use crate::validate::Invalid;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

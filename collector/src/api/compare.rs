@@ -1,7 +1,7 @@
 //! `GET /api/compare`: an A/B judgement of streaming smoothness between two values of a dimension,
-//! with the experiment's unit (the session) as the sample ([`crate::experiment`] says why and how).
+//! with the experiment's unit (the session) as the sample ([`crate::query::experiment`] says why and how).
 //!
-//! Parameters: those of [`crate::params`] (no `groupBy`), and
+//! Parameters: those of [`crate::query::params`] (no `groupBy`), and
 //! - `dimension` (default `variant`), `a` and `b`: the two arms, `dimension=a` and `dimension=b`;
 //! - `metric`: `ttftMs`, `tpotMs` (default), `gapP90Ms`, `renderDelayMs` or `stallMs`: the primary
 //!   metric, whose mean per stream the decision is about;
@@ -21,7 +21,7 @@
 //! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`);
 //!   `streams`: their streams; `count`: those with a value of the metric; `mean`, `median`: over
 //!   those streams;
-//! - `sampled`: more units or values than [`crate::experiment::units`] keeps: the figures are of a
+//! - `sampled`: more units or values than [`crate::query::experiment::units`] keeps: the figures are of a
 //!   uniform sample of units;
 //! - `difference`: mean(b) − mean(a), the fixed-horizon test: valid at one look at a sample size
 //!   set beforehand only;
@@ -44,15 +44,15 @@
 //! and k kept units, memory O(k + kept values), bounded by sampling units.
 
 use crate::dims::{Dim, Metric, Unit};
-use crate::experiment::power::power;
-use crate::experiment::quantile::{median_over_units, Median};
-use crate::experiment::ratio::{Difference, Ratio};
-use crate::experiment::sequential::{msprt, Sequential, MIXING_SHARE};
-use crate::experiment::srm::{srm_p_value, MISMATCH_P};
-use crate::experiment::units::{read_arms, Arms, ArmsQuery, UnitFigures};
-use crate::experiment::{goodput, mean, stall_rate, stop_rate, Compared, ALPHA, MIN_UNITS};
-use crate::params::{self, bad, Takes, Window};
-use crate::stats::p_text;
+use crate::query::experiment::power::power;
+use crate::query::experiment::quantile::{median_over_units, Median};
+use crate::query::experiment::ratio::{Difference, Ratio};
+use crate::query::experiment::sequential::{msprt, Sequential, MIXING_SHARE};
+use crate::query::experiment::srm::{srm_p_value, MISMATCH_P};
+use crate::query::experiment::units::{read_arms, Arms, ArmsQuery, UnitFigures};
+use crate::query::experiment::{goodput, mean, stall_rate, stop_rate, Compared, ALPHA, MIN_UNITS};
+use crate::query::params::{self, bad, Takes, Window};
+use crate::query::stats::p_text;
 use crate::store::{Store, StoreError};
 use crate::validate::Invalid;
 use serde_json::{json, Value};

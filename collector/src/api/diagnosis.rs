@@ -1,5 +1,5 @@
 //! `GET /api/diagnosis`: where the experience breaks, in plain words, each finding backed by figures
-//! and a test. Parameters: the window and filters of [`crate::params`] (`groupBy` and the SLOs are
+//! and a test. Parameters: the window and filters of [`crate::query::params`] (`groupBy` and the SLOs are
 //! refused as unknown).
 //!
 //! Answer: `{ "def": 1, "from", "to", "findings": [ { "kind", "severity", "text", "evidence" } ] }`,
@@ -40,7 +40,7 @@
 //! together (one device, one network, one person), so 42 streams from 3 sessions are 3 samples, not
 //! 42. The group's share of streams with the trait (for a metric: above the other streams' median)
 //! is compared with the other streams' as ratios over sessions (the delta method, as the A/B
-//! comparison does: [`crate::experiment`]), needing [`MIN_UNITS`] sessions on each side and p below
+//! comparison does: [`crate::query::experiment`]), needing [`MIN_UNITS`] sessions on each side and p below
 //! [`ALPHA`]. The load comparison compares time buckets and is not checked so.
 //!
 //! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
@@ -51,12 +51,12 @@
 //! [`MAX_UNITS`] sessions: about 13 MB).
 
 use crate::dims::{Dim, Dims, Metric, Unit, DEF};
-use crate::experiment::ratio::{Difference, Ratio};
-use crate::experiment::sample::UnitSample;
-use crate::params::{self, Takes, Window};
-use crate::query::visit_window;
+use crate::query::experiment::ratio::{Difference, Ratio};
+use crate::query::experiment::sample::UnitSample;
+use crate::query::params::{self, Takes, Window};
+use crate::query::window::visit_window;
 use crate::rollup::{Grain, Rollup, Row};
-use crate::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
+use crate::query::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use llm_ux_meter::metrics::sketch::Sketch;
@@ -162,7 +162,7 @@ impl Check {
 /// one network, one person), so a value used by a few sessions is a few samples, however many
 /// streams they made. Per candidate, the share of streams with its trait (for a metric: above the
 /// other streams' median) in the group and in the other streams, each a ratio over sessions with
-/// the delta method's variance ([`crate::experiment::ratio`], with the small-sample factor
+/// the delta method's variance ([`crate::query::experiment::ratio`], with the small-sample factor
 /// `G/(G − 1)`); a finding needs [`MIN_UNITS`] sessions on each side and p below [`ALPHA`]. One
 /// read of the window's records, only when there are candidates: time O(records), memory
 /// O(candidates × [`MAX_UNITS`]) (a uniform sample of sessions past that).

@@ -3,7 +3,7 @@
 //! groups a query answers before it reads them, so its memory is bounded whatever was ingested.
 
 use crate::dims::Dims;
-use crate::params::Window;
+use crate::query::params::Window;
 use crate::rollup::plan::{plan, Piece};
 use crate::rollup::{Grain, Rollup};
 use crate::store::{Busiest, GroupSet, Needs, Selection, Store, StoreError};

@@ -8,8 +8,8 @@
 
 use super::ratio::Ratio;
 use super::sequential::MIXING_SHARE;
-use crate::experiment::ALPHA;
-use crate::stats::Z95;
+use crate::query::experiment::ALPHA;
+use crate::query::stats::Z95;
 
 /// z for 80% power.
 const Z80: f64 = 0.841_621_233_572_914_3;

@@ -8,7 +8,7 @@
 //! the arm's coefficient in a least-squares fit on the streams clustered by unit: the tests check
 //! it against statsmodels' `OLS(...).fit(cov_type="cluster")`. O(units).
 
-use crate::stats::{normal_sf, Z95};
+use crate::query::stats::{normal_sf, Z95};
 
 /// One arm's ratio `Σx / Σy` and the variance of that estimate.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,7 +5,7 @@
 //! them can be trusted. Units are counted, not streams: streams per unit vary, and a fair split of
 //! units gives unequal streams. O(1).
 
-use crate::stats::normal_sf;
+use crate::query::stats::normal_sf;
 
 /// Below this p-value the split is a mismatch: small, since the check runs at every look.
 pub const MISMATCH_P: f64 = 0.001;

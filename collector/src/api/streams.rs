@@ -1,6 +1,6 @@
 //! `GET /api/streams`: the individual streams of a window, sorted by a figure: "show me the bad
 //! streams" (`sort=tpotMs&order=desc`), or the latest ones. Parameters: the window and filters of
-//! [`crate::params`] (`groupBy` and the SLOs are refused as unknown), and:
+//! [`crate::query::params`] (`groupBy` and the SLOs are refused as unknown), and:
 //!
 //! - `sort`: one of [`Sort::ALL`](crate::store::stream::Sort::ALL)'s names, default `startedAt`;
 //! - `order`: `desc` (default) or `asc`;
@@ -22,7 +22,7 @@
 //! ClickHouse the window's duplicate copies are held as a set, as for every read of records. The
 //! collector holds `limit` streams.
 
-use crate::params::{self, bad, Takes, Window};
+use crate::query::params::{self, bad, Takes, Window};
 use crate::store::stream::{Order, Sort, Stream};
 use crate::store::{Store, StoreError};
 use crate::dims::DEF;
