@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let format = Format::ALL.get(usize::from(control % 16)).copied();
     let chunk = usize::from(control / 16) * 7 + 1;
     let mut stream = Stream::with_cap(format, 0.0, 1024);
-    stream.response(200, if control & 1 == 0 { "text/event-stream" } else { "" }, control & 2 != 0, control & 4 != 0, 1.0);
+    stream.response(200, if control & 1 == 0 { b"text/event-stream" } else { b"" }, control & 2 != 0, control & 4 != 0, 1.0);
     for (i, part) in body.chunks(chunk).enumerate() {
         stream.chunk(part, 2.0 + i as f64);
         if i % 3 == 0 {
