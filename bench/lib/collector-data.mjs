@@ -14,9 +14,9 @@ import { DATA_DIR } from './collector-backends.mjs';
 export const POPULATE_BIN = join(ROOT, 'target', 'release', 'examples', 'populate');
 const DAYS = 30;
 const SOURCES = {
-  common: ['collector/examples/populate.rs', 'collector/src/validate.rs', 'collector/src/rollup'],
+  common: ['collector/examples/populate.rs', 'collector/src/validate', 'collector/src/rollup'],
   sqlite: ['collector/src/store/sqlite.rs'],
-  clickhouse: ['collector/src/store/clickhouse.rs', 'collector/src/store/clickhouse'],
+  clickhouse: ['collector/src/store/clickhouse'],
 };
 /** Bytes per record assumed for the disk check until a built data set says better. */
 const BYTES_PER_RECORD = { sqlite: 2600, clickhouse: 900 };

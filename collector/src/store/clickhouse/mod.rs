@@ -49,25 +49,9 @@
 //! and one lookup. Each batch is answered once its records are stored. Memory is bounded by the
 //! queue.
 //!
-//! # Why this design (measured on ClickHouse 18.16, 2 cores, 2026-12-03)
-//! - Aggregation in the database, as states and sums it merges itself, is what lets writers share
-//!   nothing. Quantiles stay the meter's DDSketch (1% relative error, exact merges) as bucket
-//!   counts; ClickHouse's own `quantileTDigest`/`quantileTiming` give no relative bound, and
-//!   `quantileExact` needs every value at read time.
-//! - Deduplication: a `ReplacingMergeTree` of records would still feed every copy to the views,
-//!   and insert deduplication tokens (ClickHouse 22 and later) only catch an identical insert,
-//!   while a retried beacon joins another collector's different one. Hence marks and subtraction.
-//! - One lookup per insert, after it: looking 10,000 ids up among 10 million took 0.13 to 0.58 s
-//!   (a full scan of the ids, 0.26 s), so a second lookup before the insert (to skip repeats)
-//!   would double the cost for what only retries need.
-//! - One view per table for the three grains (`ARRAY JOIN`): one part per insert in each, not
-//!   three. An insert of 240 records took 20 to 35 ms with the views, 11 to 17 ms without.
-//! - Rollups as plain states and summed rows, read for what the caller uses ([`Needs`]), each
-//!   closed day merged into one part ([`upkeep`]): a 30-day summary over 1 million records (the
-//!   bench's data set) took 2.0 s with `sumMap`/`sumForEach` states in one table (1.4 s merging
-//!   the bucket maps), 0.37 to 0.49 s now, 0.70 s over 10 million (BENCHMARKS.md), most of it
-//!   summing the day rollups' bucket counts. The collector-kept rollups of the single-writer
-//!   design answered it in 175 and 578 ms; docs/deploy.md (queries) has the steps and what to try next.
+//! # Why this design
+//! docs/clickhouse-design.md: aggregation in the database, marks and subtraction for copies, one
+//! lookup per insert, one view per table, rollups as plain states; each with its measurement.
 //!
 //! # Reads
 //! `rollups` merges the states of each key in the bucket range, adds the bucket counts the caller
