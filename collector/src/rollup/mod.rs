@@ -15,145 +15,21 @@
 mod buckets;
 mod codec;
 pub mod extras;
+mod grain;
 pub mod plan;
+mod row;
+mod slo;
 
-use crate::dims::{Dim, Dims, Metric};
-use crate::validate::Record;
-use llm_ux_meter::metrics::sketch::{bucket_key, bucket_value, Sketch};
+use crate::dims::Metric;
+use llm_ux_meter::metrics::sketch::Sketch;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 pub use buckets::{sketch_count_in, BucketCounts};
 pub use codec::DecodeError;
-
-/// How long a rollup's time bucket is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Grain {
-    Minute,
-    Hour,
-    Day,
-}
-
-impl Grain {
-    pub const ALL: [Grain; 3] = [Grain::Minute, Grain::Hour, Grain::Day];
-
-    /// The bucket length in milliseconds.
-    pub fn ms(self) -> i64 {
-        match self {
-            Grain::Minute => 60_000,
-            Grain::Hour => 3_600_000,
-            Grain::Day => 86_400_000,
-        }
-    }
-
-    /// The one-letter code the stores keep.
-    pub fn code(self) -> &'static str {
-        match self {
-            Grain::Minute => "m",
-            Grain::Hour => "h",
-            Grain::Day => "d",
-        }
-    }
-
-    pub fn from_code(code: &str) -> Option<Grain> {
-        Grain::ALL.into_iter().find(|g| g.code() == code)
-    }
-
-    /// The start (epoch ms) of the bucket holding `at`. Exact for any time a record can have; the
-    /// product is taken in `f64` and saturates into `i64`, so no `at` can overflow it.
-    pub fn bucket_of(self, at: f64) -> i64 {
-        ((at / self.ms() as f64).floor() * self.ms() as f64) as i64
-    }
-}
-
-/// Which rollup: grain, bucket start (epoch ms) and the five dimension values.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RollupKey {
-    pub grain: Grain,
-    pub bucket: i64,
-    pub dims: Dims,
-}
-
-/// What the analytics need of one stored record (of metric definition version 1).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Row {
-    pub started_at: f64,
-    pub dims: Dims,
-    pub output_tokens: i64,
-    pub ttft_ms: Option<f64>,
-    pub tpot_ms: Option<f64>,
-    pub gap_p90_ms: Option<f64>,
-    pub render_delay_p50_ms: Option<f64>,
-    pub stall_count: Option<i64>,
-    pub stall_total_ms: Option<f64>,
-    /// Whether the first token arrived (`ttftArrivalMs` not null), shown or not.
-    pub reached: bool,
-    /// Whether the stream ended before its end because the user stopped it or left ([`stops`]).
-    pub stopped: bool,
-    /// Whether its output arrived in bunches ([`bunched`]); `None` when that is not known.
-    pub bunched: Option<bool>,
-}
-
-/// Whether a stream of `status` ended early by the user's doing: `aborted` (the app cancelled it:
-/// the stop button, a new question) or `incomplete` (the page was left).
-pub fn stops(status: &str) -> bool {
-    matches!(status, "aborted" | "incomplete")
-}
-
-/// The fewest output events a stream needs for [`bunched`] to judge it: a short answer may fit in
-/// one network read whatever the path.
-pub const BUNCH_MIN_EVENTS: i64 = 10;
-
-/// Whether a stream's output arrived in bunches: at least half its output events came in the same
-/// read as the one before (arrival gap p50 of 0), as behind a buffering proxy, where the server sent
-/// them one by one. `None` with fewer than [`BUNCH_MIN_EVENTS`] events or no arrival gaps.
-pub fn bunched(arrival_gap_p50_ms: Option<f64>, output_events: i64) -> Option<bool> {
-    arrival_gap_p50_ms.filter(|_| output_events >= BUNCH_MIN_EVENTS).map(|p50| p50 <= 0.0)
-}
-
-/// The length band of a stream of `output_tokens`: 0 for 1-50, 1 for 51-500, 2 for more; `None`
-/// for a stream with no output token.
-pub fn length_band(output_tokens: i64) -> Option<usize> {
-    match output_tokens {
-        1..=50 => Some(0),
-        51..=500 => Some(1),
-        501.. => Some(2),
-        _ => None,
-    }
-}
-
-impl Row {
-    pub fn from_record(r: &Record) -> Row {
-        Row {
-            started_at: r.started_at,
-            dims: [r.model.clone(), r.scenario.clone(), r.variant.clone(), r.app_version.clone(), r.connection.clone()],
-            output_tokens: r.output_tokens,
-            ttft_ms: r.ttft_ms,
-            tpot_ms: r.tpot_ms,
-            gap_p90_ms: r.gap_p90_ms,
-            render_delay_p50_ms: r.render_delay_p50_ms,
-            stall_count: r.stall_count,
-            stall_total_ms: r.stall_total_ms,
-            reached: r.ttft_arrival_ms.is_some(),
-            stopped: stops(&r.status),
-            bunched: bunched(r.arrival_gap_p50_ms, r.output_events),
-        }
-    }
-
-    pub fn metric(&self, metric: Metric) -> Option<f64> {
-        match metric {
-            Metric::TtftMs => self.ttft_ms,
-            Metric::TpotMs => self.tpot_ms,
-            Metric::GapP90Ms => self.gap_p90_ms,
-            Metric::RenderDelayMs => self.render_delay_p50_ms,
-            Metric::StallMs => self.stall_total_ms,
-        }
-    }
-
-    pub fn dim(&self, dim: Dim) -> Option<&str> {
-        self.dims[dim.index()].as_deref()
-    }
-}
+pub use grain::{Grain, RollupKey};
+pub use row::{bunched, length_band, stops, Row, BUNCH_MIN_EVENTS};
+pub use slo::{key_bound, sketch_key, Slo, NULL_KEY, ZERO_KEY};
 
 /// One metric's values: the sketch (quantiles within 1%) and the exact sum (for the mean).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -179,67 +55,6 @@ impl Distribution {
 
     pub fn mean(&self) -> Option<f64> {
         (self.count() > 0).then(|| self.sum / self.count() as f64)
-    }
-}
-
-/// Joint-bucket key of a value that was null.
-pub const NULL_KEY: i32 = i32::MIN;
-/// Joint-bucket key of a value the sketch counts as zero.
-pub const ZERO_KEY: i32 = i32::MIN + 1;
-
-/// SLO thresholds for goodput (ms).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Slo {
-    pub ttft_ms: Option<f64>,
-    pub tpot_ms: Option<f64>,
-}
-
-impl Slo {
-    pub fn is_empty(&self) -> bool {
-        self.ttft_ms.is_none() && self.tpot_ms.is_none()
-    }
-
-    /// `joint` reduced to what this SLO tells apart, in key order: the streams meeting it under
-    /// [`Slo::MET`], the others under [`Slo::MISSED`]. [`Rollup::good`] counts the same for this SLO
-    /// (and stores may read joint counts so reduced). O(entries).
-    pub fn reduce(&self, joint: &[((i32, i32), u64)]) -> Vec<((i32, i32), u64)> {
-        let met = self.met_in(joint);
-        let missed = joint.iter().map(|&(_, n)| n).sum::<u64>() - met;
-        [(Slo::MISSED, missed), (Slo::MET, met)].into_iter().filter(|&(_, n)| n > 0).collect()
-    }
-
-    /// The streams of `joint` counts meeting every threshold (a null value meets none). O(entries).
-    pub fn met_in(&self, joint: &[((i32, i32), u64)]) -> u64 {
-        let meets = |key: i32, max: Option<f64>| match (key, max) {
-            (_, None) => true,
-            (NULL_KEY, Some(_)) => false,
-            (ZERO_KEY, Some(_)) => true,
-            (key, Some(max)) => bucket_value(key) <= max,
-        };
-        joint.iter().filter(|&&((ttft, tpot), _)| meets(ttft, self.ttft_ms) && meets(tpot, self.tpot_ms)).map(|&(_, n)| n).sum()
-    }
-
-    /// The joint key of [`Slo::reduce`]'s streams that meet any SLO (both values counted as zero).
-    pub const MET: (i32, i32) = (ZERO_KEY, ZERO_KEY);
-    /// The joint key of [`Slo::reduce`]'s streams that miss (both values null: they meet no threshold).
-    pub const MISSED: (i32, i32) = (NULL_KEY, NULL_KEY);
-}
-
-/// The largest sketch key that meets a threshold of `max` ms: a key other than [`NULL_KEY`] meets
-/// it, as [`Rollup::good`] reads it, exactly when it is at most this ([`ZERO_KEY`] when no positive
-/// value's key does). For a store that counts good streams itself. O(1).
-pub fn key_bound(max: f64) -> i32 {
-    let Some(mut key) = bucket_key(max) else { return ZERO_KEY };
-    while key > ZERO_KEY + 1 && bucket_value(key) > max {
-        key -= 1;
-    }
-    while key < i32::MAX && bucket_value(key + 1) <= max {
-        key += 1;
-    }
-    if bucket_value(key) <= max {
-        key
-    } else {
-        ZERO_KEY
     }
 }
 
@@ -272,14 +87,6 @@ pub struct Rollup {
     /// Streams whose bunching is known ([`bunched`]), and those whose output arrived in bunches.
     pub bunch_known: u64,
     pub bunched: u64,
-}
-
-/// The key of `value` in sketch-bucket counts: [`NULL_KEY`], [`ZERO_KEY`] or its bucket's key.
-pub fn sketch_key(value: Option<f64>) -> i32 {
-    match value {
-        None => NULL_KEY,
-        Some(v) => bucket_key(v).unwrap_or(ZERO_KEY),
-    }
 }
 
 impl Rollup {
