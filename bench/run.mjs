@@ -16,6 +16,7 @@ import { startScriptedServer } from '../scripts/scripted-llm-server.mjs';
 import * as mainThread from './main-thread.mjs';
 import * as throughput from './throughput.mjs';
 import * as size from './size.mjs';
+import * as startup from './startup.mjs';
 import * as memory from './memory.mjs';
 import * as accuracy from './accuracy.mjs';
 import * as tokenEstimate from './token-estimate.mjs';
@@ -26,6 +27,7 @@ const SECTIONS = [
   ['main-thread', mainThread, 600_000, true],
   ['throughput', throughput, 240_000, true],
   ['size', size, 60_000, false],
+  ['startup', startup, 300_000, true],
   ['memory', memory, 240_000, false],
   ['accuracy', accuracy, 720_000, true],
   ['token-estimate', tokenEstimate, 120_000, false],

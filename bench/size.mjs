@@ -7,7 +7,7 @@ import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 import { fmt, table } from './lib/stats.mjs';
 import { parseWasm, shortName } from './lib/wasm.mjs';
 
-const GOAL_BROTLI = 20 * 1024;
+const GOAL_BROTLI = 21 * 1024;
 
 export const title = 'Package size';
 
@@ -56,13 +56,13 @@ export async function run(ctx) {
     `Ratios (brotli, this run): the common use is ${fmt(total.brotli / vitals.brotli, 2)}× web-vitals and ` +
     `${fmt(total.brotli / parser.brotli, 2)}× eventsource-parser; the wasm core alone is ${fmt(core.brotli / vitals.brotli, 2)}× web-vitals.`,
     '',
-    `**Goal (the common use, hooks and beacons, at most 20 KB = 20,480 B brotli): ${met ? 'met' : 'missed'}** — ${fmt(total.brotli)} B ` +
+    `**Goal (the common use, hooks and beacons, at most 21 KB = 21,504 B brotli): ${met ? 'met' : 'missed'}** — ${fmt(total.brotli)} B ` +
     `(${met ? `${fmt(GOAL_BROTLI - total.brotli)} B to spare` : `${fmt(total.brotli - GOAL_BROTLI)} B over`}).`,
   ];
   if (!met) lines.push('', '**What limits it.** ' + (await breakdown(ctx, wasm, core, index)));
   return {
     body: lines.join('\n'),
-    goals: [{ name: 'Size: the common use (hooks and beacons) ≤ 20 KB brotli', value: `${fmt(total.brotli)} B (onReport only: ${fmt(index.brotli)} B)`, met }],
+    goals: [{ name: 'Size: the common use (hooks and beacons) ≤ 21 KB brotli', value: `${fmt(total.brotli)} B (onReport only: ${fmt(index.brotli)} B)`, met }],
     headline: { total, index, wasm: core, vitals, parser },
   };
 }

@@ -7,7 +7,6 @@
 
 import embedded from '../wasm/module.js';
 import { FIELDS, POINTS } from './report-fields.js';
-import { joinStreams } from './wasm-streams.js';
 
 /** The core's exports (src/web/exports.rs). */
 export let wasm;
@@ -17,16 +16,21 @@ let heap = new Uint8Array(0);
 export async function loadCore() {
   // The string's code (scripts/embed-wasm.mjs): each character stands for its index among the printable
   // ones but `"`; below 72 it is the byte, below 92 the byte 28 higher, else it and the next character
-  // number the n-th other byte (72 to 99, then 120 to 255). The bytes are the module with its code in
-  // streams (wasm-streams.js).
+  // number the n-th other byte (72 to 99, then 120 to 255).
+  // A plain loop, no closure per character: this runs once, cold (interpreted), on the main thread.
   const bytes = new Uint8Array(embedded.length);
   let length = 0;
-  for (let i = 0, n; i < embedded.length; length++) {
-    const next = () => embedded.charCodeAt(i) - 32 - (embedded.charCodeAt(i++) > 34);
-    const index = next();
-    bytes[length] = index < 72 ? index : index < 92 ? index + 28 : (n = 94 * (index - 92) + next()) < 28 ? n + 72 : n + 92;
+  for (let i = 0; i < embedded.length; ) {
+    let code = embedded.charCodeAt(i++);
+    let index = code - 32 - (code > 34);
+    if (index >= 92) {
+      code = embedded.charCodeAt(i++);
+      index = 94 * (index - 92) + code - 32 - (code > 34);
+      index += index < 28 ? 72 : 92;
+    } else if (index >= 72) index += 28;
+    bytes[length++] = index;
   }
-  wasm = (await WebAssembly.instantiate(joinStreams(bytes.subarray(0, length)))).instance.exports;
+  wasm = (await WebAssembly.instantiate(bytes.subarray(0, length))).instance.exports;
 }
 
 /** A view of the core's memory. Growing the memory detaches the old view, whose length then reads 0: a
