@@ -19,13 +19,20 @@ fi
 # not sink the instructions branches share into their join, GVN's sinking pass runs instead: 213 B
 # brotli off the common use; natively (x86, the same options) the core's instructions per byte stay
 # within 0.3% (docs/size.md, "First pass").
-# The static data goes first, at 1 KiB, then a 32 KiB stack (Rust's default puts a 1 MiB stack first):
+# The static data goes first, at 1 KiB, then a 32 KiB stack (scripts/wasm-layout.env; Rust's default puts a 1 MiB stack first):
 # the data's addresses, constants all over the code, take two LEB128 bytes instead of three (85 B brotli),
 # and the module starts with one page of memory instead of 17. The core never recurses (but Framer::push's
 # one replay) nor calls indirectly, so its stack use is bounded by its code: tests/js/wasm-stack.test.mjs
 # checks that the deepest call path stays within a quarter of the stack.
+source scripts/wasm-layout.env
+# The rewrites below find functions by rustc's mangled names: checked with the toolchain this file names.
+# With another, they may no longer match (costing size, not behaviour): tests/js/wasm-rewrites.test.mjs
+# fails then, and this says why.
+if [ "$(rustc --version)" != "$(cat scripts/rewrite-wasm.toolchain)" ]; then
+  echo "build: $(rustc --version), but the wasm rewrites were checked with $(cat scripts/rewrite-wasm.toolchain): tests/js/wasm-rewrites.test.mjs tells whether they still apply (then update scripts/rewrite-wasm.toolchain)" >&2
+fi
 cargo rustc --profile wasm --lib --target wasm32-unknown-unknown --features "$features" -- -C link-arg=--emit-relocs \
-  -C link-arg=--no-stack-first -C link-arg=-zstack-size=$((32 * 1024)) \
+  -C link-arg=--no-stack-first -C link-arg=-zstack-size="$STACK_BYTES" \
   -C llvm-args=-simplifycfg-sink-common=false -C llvm-args=-enable-gvn-sink
 stage="target/npm-stage/$out"
 rm -rf "$stage" "$out"
