@@ -1,30 +1,9 @@
-// Writes a wasm module as an ES module whose default export is an ASCII string of its bytes, for
-// js/lib/core.js to decode before compiling it. The string's characters are the 94 printable ones
-// other than `"`, each standing for its index (its code minus 32, minus 1 above `"`). Two ranges of
-// bytes that wasm code is full of, 92 in all, take one character each (the ranges chosen by measuring
-// brotli): 0 to 71 (control, locals, loads and stores, constants, small LEB128 numbers) as indexes 0 to
-// 71, and 100 to 119 (f64 comparisons, i32 arithmetic) as 72 to 91. Each other byte takes two, the
-// first 92 or 93: the n-th of them in order (72 to 99, then 120 to 255) is 94 * (first - 92) + second.
-// So the bytes survive every bundler, minifier and page charset and brotli still sees the module's own
-// byte patterns. Over a separate .wasm file the string costs about 300 B brotli (docs/size.md). Bytes 0 to 91 as one character cost 120 B more; one character
-// per byte with `\xNN` escapes for the rest about 1,600 B, base64 about 6 KB.
+// Writes a wasm module as an ES module whose default export is its bytes as an ASCII string, in the
+// code of js/lib/wasm-text.js, for js/lib/core.js to decode.
 //
 //   node scripts/embed-wasm.mjs IN.wasm OUT.js
 import { readFileSync, writeFileSync } from 'node:fs';
-
-/** The index of `byte`'s character, or of its pair as 92 and up. */
-const index = (byte) => (byte < 72 ? byte : byte < 100 ? byte + 20 : byte < 120 ? byte - 28 : byte);
-
-/** The JavaScript string literal (with its quotes) of `bytes` in the code above. O(n). */
-export function wasmStringLiteral(bytes) {
-  const char = (i) => (i === 59 ? '\\\\' : String.fromCharCode(i + 32 + (i > 1))); // 59: `\`
-  let out = '"';
-  for (const byte of bytes) {
-    const i = index(byte);
-    out += i < 92 ? char(i) : char(92 + Math.floor((i - 92) / 94)) + char((i - 92) % 94);
-  }
-  return `${out}"`;
-}
+import { wasmStringLiteral } from '../js/lib/wasm-text.js';
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output) {
