@@ -40,8 +40,8 @@
 //! together (one device, one network, one person), so 42 streams from 3 sessions are 3 samples, not
 //! 42. The group's share of streams with the trait (for a metric: above the other streams' median)
 //! is compared with the other streams' as ratios over sessions (the delta method, as the A/B
-//! comparison does: [`crate::query::experiment`]), needing [`MIN_UNITS`] sessions on each side and p below
-//! [`ALPHA`]. The load comparison compares time buckets and is not checked so.
+//! comparison does: [`crate::query::experiment`]) with Student's t for few sessions, needing
+//! [`MIN_UNITS`] sessions on each side and p below [`ALPHA`]. The load comparison compares time buckets and is not checked so.
 //!
 //! Cost: one pass over the window's rollups for the dimensions (five group rankings first, in the
 //! store) and one per time bucket for the load, then, when there are candidate findings, one read
@@ -56,7 +56,7 @@ use crate::query::experiment::sample::UnitSample;
 use crate::query::params::{self, Takes, Window};
 use crate::query::window::visit_window;
 use crate::rollup::{Grain, Rollup, Row};
-use crate::query::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
+use crate::query::stats::{mann_whitney_grouped, mantel_haenszel, p_text, student_t_sf, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use llm_ux_meter::metrics::sketch::Sketch;
@@ -78,7 +78,7 @@ pub const MIN_CHANCE_SLOWER: f64 = 0.6;
 /// Effects at least this many times are `high`.
 pub const HIGH_RATIO: f64 = 2.0;
 /// The fewest sessions on each side of a finding over sessions.
-pub const MIN_UNITS: usize = 10;
+pub const MIN_UNITS: usize = 5;
 /// The most sessions the check over sessions keeps (a uniform sample past that).
 pub const MAX_UNITS: usize = 20_000;
 /// The most candidate findings [`confirm`] checks (the largest effects).
@@ -163,7 +163,9 @@ impl Check {
 /// streams they made. Per candidate, the share of streams with its trait (for a metric: above the
 /// other streams' median) in the group and in the other streams, each a ratio over sessions with
 /// the delta method's variance ([`crate::query::experiment::ratio`], with the small-sample factor
-/// `G/(G − 1)`); a finding needs [`MIN_UNITS`] sessions on each side and p below [`ALPHA`]. One
+/// `G/(G − 1)`) and Student's t with the smaller side's sessions less one as its degrees of freedom
+/// (as statsmodels treats few clusters); a finding needs [`MIN_UNITS`] sessions on each side and p
+/// below [`ALPHA`]. One
 /// read of the window's records, only when there are candidates: time O(records), memory
 /// O(candidates × [`MAX_UNITS`]) (a uniform sample of sessions past that).
 fn confirm(store: &dyn Store, window: &Window, mut candidates: Vec<Candidate>) -> Result<Vec<Finding>, StoreError> {
@@ -198,13 +200,17 @@ fn confirm(store: &dyn Store, window: &Window, mut candidates: Vec<Candidate>) -
             let (group, other) = (side(0)?, side(2)?);
             let corrected = |r: Ratio| r.variance * r.units as f64 / (r.units - 1) as f64;
             let difference = Difference::between((other.value, corrected(other)), (group.value, corrected(group)));
-            let p = difference.p_value();
+            // Student's t with the smaller side's sessions less one: few sessions estimate the
+            // variance poorly, and the normal's tail would be too thin for them.
+            let df = (group.units.min(other.units) - 1) as f64;
+            let se = difference.standard_error();
+            let p = if se > 0.0 { (2.0 * student_t_sf(difference.estimate.abs() / se, df)).min(1.0) } else { difference.p_value() };
             if p >= ALPHA || difference.estimate <= 0.0 {
                 return None;
             }
             let mut f = c.finding;
             f.text = format!("{} Over sessions, each counted once: {} against {} ({}).", f.text, group.units, other.units, p_text(p));
-            f.evidence["units"] = json!({ "sessions": group.units, "otherSessions": other.units, "test": "delta method over sessions", "pValue": p });
+            f.evidence["units"] = json!({ "sessions": group.units, "otherSessions": other.units, "test": "delta method over sessions, Student's t", "pValue": p });
             Some(f)
         })
         .collect())
