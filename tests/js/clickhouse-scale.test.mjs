@@ -87,15 +87,21 @@ for (let i = order.length - 1; i > 0; i--) {
   const j = Math.floor(rand() * (i + 1));
   [order[i], order[j]] = [order[j], order[i]];
 }
+// A batch is one session's (an envelope carries one sessionId), and a session keeps one variant, as an
+// A/B test assigns them: so a compare's arms hold every stream of their variant whichever copy of a
+// record shared by two batches is kept.
 const batches = [];
-for (let i = 0; i < RECORDS; ) {
-  const n = 1 + Math.floor(rand() * 50);
-  batches.push(order.slice(i, i + n).map((k) => records[k]));
-  i += n;
+for (const variant of ['A', 'B']) {
+  const mine = order.filter((k) => records[k].variant === variant);
+  for (let i = 0; i < mine.length; ) {
+    const n = 1 + Math.floor(rand() * 50);
+    batches.push(mine.slice(i, i + n).map((k) => records[k]));
+    i += n;
+  }
 }
 for (const batch of batches) {
   if (rand() >= 0.03) continue;
-  const other = pick(batches);
+  const other = pick(batches.filter((b) => b[0].variant === batch[0].variant));
   for (let k = 0; k < 3; k++) {
     const record = pick(other);
     if (!batch.includes(record) && batch.length < 50) batch.push(record);
@@ -103,7 +109,7 @@ for (const batch of batches) {
 }
 /** Records carried by two batches (which may be in flight at once). */
 const SHARED = batches.flat().length - RECORDS;
-const bodies = batches.map((b, i) => JSON.stringify(envelope(b, `batch-${i}`, { sessionId: `s-${i % 97}`, pageId: `p-${i}` })));
+const bodies = batches.map((b, i) => JSON.stringify(envelope(b, `batch-${i}`, { sessionId: `s-${b[0].variant}-${i % 97}`, pageId: `p-${i}` })));
 
 let clickhouseUrl;
 let proxy;
@@ -432,9 +438,11 @@ test('collector 2, through the proxy: summaries with SLOs and filters, timeserie
     if (answer.series.every((s) => s.points.every(([, v]) => v === null))) wrong.push(`timeseries ${query}: no values`);
   });
 
-  // Compares between the variants: each arm's count is its streams with a value of the metric.
+  // Compares between the variants: each arm's count is its streams with a value of the metric (its
+  // sessions keep one variant: none is left out as seen in both).
   const comparesRead = [['ttftMs', '', () => true], ['tpotMs', `&scenario=rag&slo.tpotMs=${slo.tpotMs}`, (r) => r.scenario === 'rag']].map(async ([metric, extra, keep]) => {
     const answer = await get(P, `/api/compare?${window}&dimension=variant&a=A&b=B&metric=${metric}${extra}`);
+    check(`compare ${metric}${extra} sessions seen in both arms`, answer.mixedUnits, 0);
     for (const arm of ['a', 'b']) {
       check(`compare ${metric}${extra} arm ${arm}`, answer[arm].count, inWindow(cut, (r) => keep(r) && r.variant === answer[arm].value && r[metric] !== null).length);
     }
