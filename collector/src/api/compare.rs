@@ -145,12 +145,16 @@ impl Judged {
         [self.mean.a.map_or(0, |r| r.units), self.mean.b.map_or(0, |r| r.units)]
     }
 
+    /// Whether each arm has the units a decision needs.
+    fn enough_units(&self) -> bool {
+        self.units_with_values().iter().all(|&n| n >= MIN_UNITS)
+    }
+
     /// The decision, and for `noDifference` the widest relative difference still possible.
     fn decision(&self, q: &CompareQuery) -> (Decision, Option<f64>) {
-        let [na, nb] = self.units_with_values();
         match (&self.sequential, self.mean.a) {
             _ if self.mismatch() => (Decision::SampleRatioMismatch, None),
-            (Some(s), Some(a)) if na >= MIN_UNITS && nb >= MIN_UNITS => {
+            (Some(s), Some(a)) if self.enough_units() => {
                 if s.p_value <= ALPHA {
                     (if self.mean.difference.is_some_and(|d| d.estimate < 0.0) { Decision::BBetter } else { Decision::ABetter }, None)
                 } else {
@@ -177,7 +181,7 @@ impl Judged {
     fn to_json(&self, q: &CompareQuery, arms: &Arms) -> Value {
         let [na, nb] = self.units_with_values();
         let (decision, widest) = self.decision(q);
-        let decided = na >= MIN_UNITS && nb >= MIN_UNITS && !self.mismatch();
+        let decided = self.enough_units() && !self.mismatch();
         let arm_json = |value: &str, units: &[UnitFigures], ratio: Option<Ratio>, median: &Median| {
             json!({
                 "value": value,
@@ -192,20 +196,17 @@ impl Judged {
         let relative = d.zip(self.mean.a).filter(|(_, a)| a.value != 0.0).map(|(d, a)| d.estimate / a.value.abs());
         let power = self.mean.a.zip(self.mean.b).and_then(|(a, b)| power(&a, &b, q.mde));
         let total = q.split[0] + q.split[1];
-        let secondary_json = |c: &Compared| {
-            json!({ "a": c.a.map(|r| r.value), "b": c.b.map(|r| r.value), "difference": c.difference.map(|d| d.estimate), "ci95": c.difference.map(|d| d.ci95()), "pValue": c.difference.map(|d| d.p_value()) })
+        let secondary_json = |a: Option<f64>, b: Option<f64>, d: Option<Difference>| {
+            json!({ "a": a, "b": b, "difference": d.map(|d| d.estimate), "ci95": d.map(|d| d.ci95()), "pValue": d.map(|d| d.p_value()) })
         };
         let median_difference = match self.medians {
             [Median { value: Some(ma), standard_error: Some(sa) }, Median { value: Some(mb), standard_error: Some(sb) }] => Some(Difference::between((ma, sa * sa), (mb, sb * sb))),
             _ => None,
         };
         let mut secondary = serde_json::Map::new();
-        secondary.insert(
-            "median".into(),
-            json!({ "a": self.medians[0].value, "b": self.medians[1].value, "difference": median_difference.map(|d| d.estimate), "ci95": median_difference.map(|d| d.ci95()), "pValue": median_difference.map(|d| d.p_value()) }),
-        );
+        secondary.insert("median".into(), secondary_json(self.medians[0].value, self.medians[1].value, median_difference));
         for (name, c) in &self.shares {
-            secondary.insert((*name).into(), secondary_json(c));
+            secondary.insert((*name).into(), secondary_json(c.a.map(|r| r.value), c.b.map(|r| r.value), c.difference));
         }
         json!({
             "metric": q.metric.name(),
@@ -267,7 +268,7 @@ impl Judged {
             );
         }
         let [na, nb] = self.units_with_values();
-        if na < MIN_UNITS || nb < MIN_UNITS {
+        if !self.enough_units() {
             return format!("Too few {units} to judge: {dim} {a:?} has {na} and {b:?} has {nb} with a {metric} value; at least {MIN_UNITS} each are needed.");
         }
         let (Some(ra), Some(rb), Some(s)) = (self.mean.a, self.mean.b, self.sequential) else {
