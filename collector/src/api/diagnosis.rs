@@ -56,7 +56,7 @@ use crate::query::experiment::sample::UnitSample;
 use crate::query::params::{self, Takes, Window};
 use crate::query::window::visit_window;
 use crate::rollup::{Grain, Rollup, Row};
-use crate::query::stats::{mann_whitney_grouped, mantel_haenszel, p_text, student_t_sf, two_proportion};
+use crate::query::stats::{mann_whitney_grouped, mantel_haenszel, p_text, two_proportion};
 use crate::store::{JointNeed, Needs, Selection, Store, StoreError};
 use crate::validate::Invalid;
 use llm_ux_meter::metrics::sketch::Sketch;
@@ -165,8 +165,8 @@ impl Check {
 /// the delta method's variance ([`crate::query::experiment::ratio`], with the small-sample factor
 /// `G/(G − 1)`) and Student's t with the smaller side's sessions less one as its degrees of freedom
 /// (as statsmodels treats few clusters); a finding needs [`MIN_UNITS`] sessions on each side and p
-/// below [`ALPHA`]. One
-/// read of the window's records, only when there are candidates: time O(records), memory
+/// below [`ALPHA`]. One read of the window's records, only when there are candidates: time
+/// O(records), memory
 /// O(candidates × [`MAX_UNITS`]) (a uniform sample of sessions past that).
 fn confirm(store: &dyn Store, window: &Window, mut candidates: Vec<Candidate>) -> Result<Vec<Finding>, StoreError> {
     if candidates.is_empty() {
@@ -202,9 +202,7 @@ fn confirm(store: &dyn Store, window: &Window, mut candidates: Vec<Candidate>) -
             let difference = Difference::between((other.value, corrected(other)), (group.value, corrected(group)));
             // Student's t with the smaller side's sessions less one: few sessions estimate the
             // variance poorly, and the normal's tail would be too thin for them.
-            let df = (group.units.min(other.units) - 1) as f64;
-            let se = difference.standard_error();
-            let p = if se > 0.0 { (2.0 * student_t_sf(difference.estimate.abs() / se, df)).min(1.0) } else { difference.p_value() };
+            let p = difference.student_p_value((group.units.min(other.units) - 1) as f64);
             if p >= ALPHA || difference.estimate <= 0.0 {
                 return None;
             }

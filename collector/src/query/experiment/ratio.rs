@@ -8,7 +8,7 @@
 //! the arm's coefficient in a least-squares fit on the streams clustered by unit: the tests check
 //! it against statsmodels' `OLS(...).fit(cov_type="cluster")`. O(units).
 
-use crate::query::stats::{normal_sf, Z95};
+use crate::query::stats::{normal_sf, student_t_sf, Z95};
 
 /// One arm's ratio `Σx / Σy` and the variance of that estimate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,9 +60,19 @@ impl Difference {
 
     /// Two-sided p-value of "no difference" (1 when the variance is 0 and the estimate too).
     pub fn p_value(&self) -> f64 {
+        self.p_value_by(normal_sf)
+    }
+
+    /// [`Difference::p_value`] with Student's t of `df` degrees of freedom in place of the normal:
+    /// for a variance estimated from few units.
+    pub fn student_p_value(&self, df: f64) -> f64 {
+        self.p_value_by(|t| student_t_sf(t, df))
+    }
+
+    fn p_value_by(&self, tail: impl Fn(f64) -> f64) -> f64 {
         let se = self.standard_error();
         if se > 0.0 {
-            (2.0 * normal_sf(self.estimate.abs() / se)).min(1.0)
+            (2.0 * tail(self.estimate.abs() / se)).min(1.0)
         } else if self.estimate == 0.0 {
             1.0
         } else {
