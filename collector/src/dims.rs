@@ -78,22 +78,27 @@ impl Dim {
 pub enum Unit {
     /// The meter's session (`sessionId` of the envelope).
     Session,
+    /// The app's own unit, a user say (`experimentUnit` of the envelope: `createMeter({ experimentUnit })`,
+    /// hashed by the meter). Streams without one have no unit.
+    User,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 1] = [Unit::Session];
+    pub const ALL: [Unit; 2] = [Unit::Session, Unit::User];
 
     /// The name in the API (`unit=`).
     pub fn name(self) -> &'static str {
         match self {
             Unit::Session => "session",
+            Unit::User => "user",
         }
     }
 
-    /// The records column holding a stream's unit.
+    /// The SQL (the same for both stores) giving a stream's unit: '' when it has none.
     pub fn column(self) -> &'static str {
         match self {
             Unit::Session => "session_id",
+            Unit::User => "coalesce(experiment_unit, '')",
         }
     }
 
@@ -101,6 +106,7 @@ impl Unit {
     pub fn plural(self) -> &'static str {
         match self {
             Unit::Session => "sessions",
+            Unit::User => "users",
         }
     }
 

@@ -326,6 +326,7 @@ fn every_column_holds_what_the_sqlite_store_holds() {
     r["url"] = Value::Null;
     let mut env = envelope(vec![r]);
     env["sampleRate"] = json!(0.25);
+    env["experimentUnit"] = json!("00112233445566778899aabbccddeeff");
     insert_both(&ch, &sqlite, &validate::envelope(&env, now_ms()).unwrap());
     let text = backend::clickhouse("SELECT * FROM records WHERE id = 'cols' FORMAT JSONEachRow", Some(&db));
     let stored: serde_json::Map<String, Value> = serde_json::from_str(text.trim()).unwrap();
@@ -485,6 +486,7 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     backend::clickhouse("ALTER TABLE records DROP COLUMN cadence", Some(&db));
     backend::clickhouse("ALTER TABLE records DROP COLUMN clock_ms", Some(&db));
     backend::clickhouse("ALTER TABLE records DROP COLUMN arrival_gap_p50_ms", Some(&db));
+    backend::clickhouse("ALTER TABLE records DROP COLUMN experiment_unit", Some(&db));
     // What the older collector made: a view whose `*` was expanded without them.
     backend::clickhouse("DROP TABLE unique_records", Some(&db));
     backend::clickhouse("CREATE VIEW unique_records AS SELECT * FROM records WHERE (id, copy) NOT IN (SELECT id, copy FROM duplicates)", Some(&db));
@@ -494,9 +496,11 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     let mut env = envelope(vec![r, record("empty")]);
     env["records"][1]["cadence"] = json!([]);
     env["batchId"] = json!("b-2");
+    env["experimentUnit"] = json!("0123456789abcdef0123456789abcdef");
     ClickHouseStore::open(&url, &db).unwrap().insert_batch(&validate::envelope(&env, now_ms()).unwrap(), 0).unwrap();
-    let stored = backend::clickhouse("SELECT id, clock_ms, cadence, arrival_gap_p50_ms FROM unique_records ORDER BY id FORMAT CSV", Some(&db));
-    assert_eq!(stored, "\"after\",0.1,\"[[5,1],[9,3]]\",27\n\"before\",\\N,\\N,\\N\n\"empty\",0.005,\"[]\",27\n");
+    let stored = backend::clickhouse("SELECT id, clock_ms, cadence, arrival_gap_p50_ms, experiment_unit FROM unique_records ORDER BY id FORMAT CSV", Some(&db));
+    let unit = "\"0123456789abcdef0123456789abcdef\"";
+    assert_eq!(stored, format!("\"after\",0.1,\"[[5,1],[9,3]]\",27,{unit}\n\"before\",\\N,\\N,\\N,\"\"\n\"empty\",0.005,\"[]\",27,{unit}\n"));
     let columns = |db: &str, table: &str| backend::clickhouse(&format!("SELECT name FROM system.columns WHERE database = '{db}' AND table = '{table}' FORMAT CSV"), None);
     let Some((url, new)) = fresh_database("an_older_records_table_gets_the_added_columns_if_the_store_made_it") else { return };
     drop(ClickHouseStore::open(&url, &new).unwrap());
@@ -508,7 +512,7 @@ fn an_older_records_table_gets_the_added_columns_if_the_store_made_it() {
     backend::clickhouse(&format!("CREATE DATABASE {db}"), None);
     backend::clickhouse("CREATE TABLE records (id String) ENGINE = Log", Some(&db));
     let err = ClickHouseStore::open(&url, &db).err().unwrap();
-    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms, cadence, arrival_gap_p50_ms of this collector") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
+    assert!(err.0.contains("records (Log) lacks the column(s) clock_ms, cadence, arrival_gap_p50_ms, experiment_unit of this collector") && err.0.contains("docs/deploy.md, upgrading"), "{err}");
 }
 
 #[test]

@@ -53,6 +53,8 @@ struct Behaviour {
 
 struct Session {
     id: String,
+    /// The envelope's `experimentUnit` (the app's user, as the meter hashes it), if the app gave one.
+    user: Option<String>,
     records: Vec<Value>,
 }
 
@@ -95,7 +97,7 @@ fn streams(id: &str, variant: &str, arm: Behaviour, rng: &mut Rng) -> Vec<Value>
 
 /// `n` sessions of one arm, ids `{variant}-{i}`.
 fn sessions(variant: &str, n: usize, arm: Behaviour, rng: &mut Rng) -> Vec<Session> {
-    (0..n).map(|i| Session { id: format!("{variant}-{i}"), records: streams(&format!("{variant}-{i}"), variant, arm, rng) }).collect()
+    (0..n).map(|i| Session { id: format!("{variant}-{i}"), user: None, records: streams(&format!("{variant}-{i}"), variant, arm, rng) }).collect()
 }
 
 /// `n` sessions with streams in both `a` and `b`: no single arm, to be left out.
@@ -105,7 +107,7 @@ fn mixed(n: usize, a: (&str, Behaviour), b: (&str, Behaviour), rng: &mut Rng) ->
             let id = format!("mixed-{i}");
             let mut records = streams(&id, a.0, a.1, rng);
             records.extend(streams(&id, b.0, b.1, rng));
-            Session { id, records }
+            Session { id, user: None, records }
         })
         .collect()
 }
@@ -119,6 +121,9 @@ fn ingest(server: &Server, sessions: &[Session]) {
                 for s in senders {
                     let mut env = envelope(s.records.clone());
                     env["sessionId"] = json!(s.id);
+                    if let Some(user) = &s.user {
+                        env["experimentUnit"] = json!(user);
+                    }
                     env["batchId"] = json!(format!("b-{}", s.id));
                     assert_eq!(server.post_json("/v1/beacons", &env).status, 200, "session {}", s.id);
                 }
@@ -127,17 +132,23 @@ fn ingest(server: &Server, sessions: &[Session]) {
     });
 }
 
-/// What the reference computes from the streams of arms `a` and `b` as sent; `split` and `mde` as
-/// in the query.
+/// What the reference computes from the streams of arms `a` and `b` as sent, with the session as
+/// the unit; `split` and `mde` as in the query.
 fn reference(sessions: &[Session], a: &str, b: &str, split: [f64; 2], mde: f64) -> Value {
+    reference_by(sessions, |s| Some(&s.id), a, b, split, mde)
+}
+
+/// The same with `unit_of` a session's unit (`None`: its streams have none and are left out).
+fn reference_by<'s>(sessions: &'s [Session], unit_of: impl Fn(&'s Session) -> Option<&'s String>, a: &str, b: &str, split: [f64; 2], mde: f64) -> Value {
     let streams: Vec<Value> = sessions
         .iter()
-        .flat_map(|s| s.records.iter().map(move |r| (s, r)))
+        .filter_map(|s| Some((unit_of(s)?, s)))
+        .flat_map(|(unit, s)| s.records.iter().map(move |r| (unit, r)))
         .filter(|(_, r)| r["variant"] == a || r["variant"] == b)
-        .map(|(s, r)| {
+        .map(|(unit, r)| {
             let (ttft, tpot) = (r["ttftMs"].as_f64(), r["tpotMs"].as_f64());
             json!({
-                "unit": s.id,
+                "unit": unit,
                 "arm": if r["variant"] == a { "a" } else { "b" },
                 "value": tpot,
                 "stalled": r["stalls"].get("count").map(|c| c != 0),
@@ -265,6 +276,73 @@ fn agrees_with_the_reference_and_calls_the_faster_arm() {
     assert!(verdict.starts_with("\"B\" is better on TPOT"), "{verdict}");
     let secondary = verdict.split_once("Secondary, not the decision: ").unwrap_or_else(|| panic!("{verdict}")).1;
     assert!(secondary.contains("stall rates") && secondary.contains("stop rates"), "{verdict}");
+}
+
+/// An app that assigns arms per user: each user has 1 to 4 sessions of their arm, and the user's
+/// speed is shared by all of them (one person, one device), so sessions are not independent. With
+/// `unit=user` the answer counts users and agrees with the reference clustered by user; sessions
+/// from a build without the unit are left out and counted; a user in both arms is mixed.
+#[test]
+fn unit_user_counts_the_apps_users() {
+    let server = Server::start(&[]);
+    let mut rng = Rng(23);
+    let (slow, fast) = (Behaviour { tpot: 40.0, stall: 0.1, stop: 0.2 }, Behaviour { tpot: 36.0, stall: 0.06, stop: 0.15 });
+    let mut all = Vec::new();
+    for (arm_index, (variant, arm, users)) in [("A", slow, 120), ("B", fast, 110)].into_iter().enumerate() {
+        for u in 0..users {
+            let user = format!("{arm_index:016x}{u:016x}");
+            // One draw of the user's speed for all their sessions: 0.5 to 1.5 times the arm's.
+            let mine = Behaviour { tpot: arm.tpot * (0.5 + rng.unit()), ..arm };
+            for k in 0..1 + (rng.unit() * 4.0) as usize {
+                let id = format!("{variant}-{u}-{k}");
+                // Within a user, each session a little faster or slower (±5%).
+                let records = streams(&id, variant, Behaviour { tpot: mine.tpot / (0.95 + 0.1 * rng.unit()), ..mine }, &mut rng);
+                all.push(Session { id, user: Some(user.clone()), records });
+            }
+        }
+    }
+    let mixed_user = format!("{:032x}", 1u128 << 100);
+    for (k, (variant, arm)) in [("A", slow), ("B", fast)].into_iter().enumerate() {
+        all.push(Session { id: format!("both-{k}"), user: Some(mixed_user.clone()), records: streams(&format!("both-{k}"), variant, arm, &mut rng) });
+    }
+    let mut older = sessions("A", 9, slow, &mut rng);
+    older.extend(sessions("B", 7, fast, &mut rng));
+    for s in &mut older {
+        s.id = format!("older-{}", s.id);
+    }
+    let without_unit: usize = older.iter().map(|s| s.records.len()).sum();
+    all.extend(older);
+    ingest(&server, &all);
+
+    let by_user = server.get(&format!("/api/compare?a=A&b=B&unit=user&{}&slo.ttftMs={}&slo.tpotMs={}", window(), SLO[0], SLO[1])).json();
+    let want = reference_by(&all, |s| s.user.as_ref(), "A", "B", [1.0, 1.0], 0.1);
+    check(&by_user, &want, [1.0, 1.0], true);
+    assert_eq!((&by_user["unit"], &want["units"], &want["mixedUnits"]), (&json!("user"), &json!([120, 110]), &json!(1)));
+    assert_eq!(by_user["streamsWithoutUnit"], without_unit);
+    assert!(by_user["verdict"].as_str().unwrap().contains(" users"), "{}", by_user["verdict"]);
+    // The same streams by session: more units, and an error that takes the sessions of one user as
+    // independent, so narrower than the user-level one.
+    let by_session = server.get(&format!("/api/compare?a=A&b=B&unit=session&{}", window())).json();
+    check(&by_session, &reference(&all, "A", "B", [1.0, 1.0], 0.1), [1.0, 1.0], false);
+    assert_eq!(by_session["streamsWithoutUnit"], 0);
+    let width = |answer: &Value| answer["difference"]["ci95"][1].as_f64().unwrap() - answer["difference"]["ci95"][0].as_f64().unwrap();
+    assert!(by_session["a"]["units"].as_u64().unwrap() > 150 && width(&by_session) < width(&by_user), "{} vs {}", by_session["difference"], by_user["difference"]);
+}
+
+/// `unit=user` where no page gave the meter a unit: too few users, and the verdict says why.
+#[test]
+fn unit_user_without_any_unit_says_how_to_give_one() {
+    let server = Server::start(&[]);
+    let mut rng = Rng(5);
+    let alike = Behaviour { tpot: 30.0, stall: 0.05, stop: 0.1 };
+    let mut all = sessions("A", 40, alike, &mut rng);
+    all.extend(sessions("B", 40, alike, &mut rng));
+    ingest(&server, &all);
+    let got = server.get(&format!("/api/compare?a=A&b=B&unit=user&{}", window())).json();
+    let streams: usize = all.iter().map(|s| s.records.len()).sum();
+    assert_eq!((&got["a"]["units"], &got["b"]["units"], &got["streamsWithoutUnit"]), (&json!(0), &json!(0), &json!(streams)));
+    let verdict = got["verdict"].as_str().unwrap();
+    assert!(verdict.starts_with("Too few users to judge") && verdict.contains("createMeter({ experimentUnit })"), "{verdict}");
 }
 
 #[test]

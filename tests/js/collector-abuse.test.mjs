@@ -162,6 +162,10 @@ test('unbounded fields, implausible figures and unknown fields are refused with 
     assertRefused(await post(c, envelope(records, `bad-${field}`)), 400, field);
   }
   assertRefused(await post(c, envelope([validRecord('ok-0')], 'unknown-top', { extra: 1 })), 400, 'extra');
+  // The A/B unit is a hash, never an id as the app has it (nor a way to store one).
+  for (const unit of ['user-42@example.com', 'A'.repeat(32), 'a'.repeat(33), 'a'.repeat(100_000), 42, null]) {
+    assertRefused(await post(c, envelope([validRecord('ok-0')], `unit-${String(unit).length}`, { experimentUnit: unit })), 400, 'experimentUnit');
+  }
   assertRefused(await post(c, envelope([validRecord('ok-0')], 'future-sent', { sentAt: Date.now() + 2 * hour })), 400, 'sentAt');
   const summary = await get(c, `/api/summary?from=${Date.now() - 40 * 24 * hour}&to=${Date.now() + hour}`);
   assert.equal(summary.status, 200);
@@ -178,6 +182,31 @@ test('window arithmetic cannot overflow: extreme from/to are refused, never wide
     assert.match(r.json.field, /^(from|to)$/);
     const huge = await get(c, `${path}?from=0&to=9223372036854775807&bucket=1m`);
     assert.equal(huge.status, 400, `${path}: ${huge.text}`);
+  }
+});
+
+test("hostile A/B parameters are refused naming the field, or answered with finite figures", { timeout: 60_000 }, async () => {
+  const c = await collector('compare', ['--read-key', READ_KEY]);
+  const records = Array.from({ length: 80 }, (_, i) => validRecord(`ab-${i}`, { variant: ['A', 'B'][i % 2], tpotMs: 20 + (i % 7) }));
+  for (let i = 0; i < 80; i += 2) assert.equal((await post(c, envelope(records.slice(i, i + 2), `ab-${i}`, { sessionId: `s-${i}` }))).status, 200);
+  const window = `from=${Date.now() - 3_600_000}&to=${Date.now() + 60_000}`;
+  const refused = [
+    [`unit=${'x'.repeat(10_000)}`, 'unit'],
+    ['split=NaN:1', 'split'],
+    ['split=Infinity:1', 'split'],
+    ['split=1e10:1', 'split'],
+    ['split=-1:2', 'split'],
+    ['split=1:2:3', 'split'],
+    ['mde=NaN', 'mde'],
+    ['mde=1e999', 'mde'],
+    [`metric=${'m'.repeat(10_000)}`, 'metric'],
+  ];
+  for (const [query, field] of refused) assertRefused(await get(c, `/api/compare?a=A&b=B&${query}&${window}`), 400, field);
+  // Extreme but allowed weights and sizes: an answer whose every number is finite (JSON has no NaN).
+  for (const query of ['split=1e-300:1', 'split=1e9:1e-9', 'mde=0.001', 'mde=10', 'unit=user', `a=${'a'.repeat(4000)}`]) {
+    const r = await get(c, `/api/compare?a=A&b=B&${query}&${window}`.replace('a=A&b=B&a=', 'b=B&a='));
+    assert.equal(r.status, 200, `${query}: ${r.text.slice(0, 300)}`);
+    assert.ok(!/NaN|Infinity/.test(r.text), `${query}: ${r.text.slice(0, 300)}`);
   }
 });
 

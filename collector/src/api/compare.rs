@@ -1,11 +1,12 @@
 //! `GET /api/compare`: an A/B judgement of streaming smoothness between two values of a dimension,
-//! with the experiment's unit (the session) as the sample ([`crate::query::experiment`] says why and how).
+//! with the experiment's unit (the session, or the app's user) as the sample ([`crate::query::experiment`] says why and how).
 //!
 //! Parameters: those of [`crate::query::params`] (no `groupBy`), and
 //! - `dimension` (default `variant`), `a` and `b`: the two arms, `dimension=a` and `dimension=b`;
 //! - `metric`: `ttftMs`, `tpotMs` (default), `gapP90Ms`, `renderDelayMs` or `stallMs`: the primary
 //!   metric, whose mean per stream the decision is about;
-//! - `unit`: `session` (the default and, for now, the only unit);
+//! - `unit`: `session` (the default: the meter's tab session) or `user` (the app's own unit, given to
+//!   `createMeter({ experimentUnit })`): the unit the app assigns arms to;
 //! - `split`: the expected split of units, `a:b` weights (default `1:1`), for the sample-ratio check;
 //! - `mde`: the relative difference the power figures plan for (default 0.1, from 0.001 to 10).
 //!
@@ -13,12 +14,13 @@
 //! like with a later `to` (the default `to` is now); the sequential result stays valid at every look.
 //!
 //! Answer: `{ "metric", "unit", "from", "to", "a": { "value", "units", "streams", "count", "mean",
-//! "median" }, "b": { ... }, "mixedUnits", "sampled", "difference": { "estimate", "relative",
+//! "median" }, "b": { ... }, "mixedUnits", "streamsWithoutUnit", "sampled", "difference": { "estimate", "relative",
 //! "ci95", "pValue", "significant" }, "sequential": { "method", "estimate", "relative", "decision",
 //! "noDifferenceLargerThan", "pValue", "ci95", "significant", "status" }, "srm": { "expected", "observed", "pValue", "mismatch" }, "power": {
 //! "relativeDifference", "unitsPerArm", "moreUnitsPerArm", "detectableNow", "sequentialUnitsPerArm" }, "secondary": {
 //! "median", "stallRate", "stopRate", "goodput" }, "verdict" }`:
-//! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`);
+//! - `units`: the arm's units (those in both arms are left out and counted in `mixedUnits`, streams
+//!   without a unit in `streamsWithoutUnit`);
 //!   `streams`: their streams; `count`: those with a value of the metric; `mean`, `median`: over
 //!   those streams;
 //! - `sampled`: more units or values than [`crate::query::experiment::units`] keeps: the figures are of a
@@ -87,7 +89,7 @@ pub fn parse(raw: Option<&str>, now_ms: i64) -> Result<CompareQuery, Invalid> {
     let metric_name = own.get("metric").map(String::as_str).unwrap_or("tpotMs");
     let metric = Metric::from_name(metric_name).ok_or_else(|| bad("metric", format!("unknown metric {metric_name:?}; known: {}", Metric::names())))?;
     let unit_name = own.get("unit").map(String::as_str).unwrap_or("session");
-    let unit = Unit::from_name(unit_name).ok_or_else(|| bad("unit", format!("unknown unit {unit_name:?}; known: session")))?;
+    let unit = Unit::from_name(unit_name).ok_or_else(|| bad("unit", format!("unknown unit {unit_name:?}; known: {}", Unit::ALL.map(Unit::name).join(", "))))?;
     let split = match own.get("split") {
         None => [1.0, 1.0],
         Some(text) => parse_split(text).ok_or_else(|| bad("split", format!("expected the arms' weights as a:b, two positive numbers such as 50:50, got {text:?}")))?,
@@ -216,6 +218,7 @@ impl Judged {
             "a": arm_json(&q.a, &arms.a, self.mean.a, &self.medians[0]),
             "b": arm_json(&q.b, &arms.b, self.mean.b, &self.medians[1]),
             "mixedUnits": arms.mixed,
+            "streamsWithoutUnit": arms.without_unit,
             "sampled": arms.sampled,
             "difference": {
                 "estimate": d.map(|d| d.estimate),
@@ -269,7 +272,12 @@ impl Judged {
         }
         let [na, nb] = self.units_with_values();
         if !self.enough_units() {
-            return format!("Too few {units} to judge: {dim} {a:?} has {na} and {b:?} has {nb} with a {metric} value; at least {MIN_UNITS} each are needed.");
+            // With `unit=user`, an app that gives the meter no unit has streams but no users.
+            let hint = match (q.unit, arms.without_unit) {
+                (Unit::User, n) if n > 0 => format!(" {n} streams have no user unit: the app gives one with createMeter({{ experimentUnit }})."),
+                _ => String::new(),
+            };
+            return format!("Too few {units} to judge: {dim} {a:?} has {na} and {b:?} has {nb} with a {metric} value; at least {MIN_UNITS} each are needed.{hint}");
         }
         let (Some(ra), Some(rb), Some(s)) = (self.mean.a, self.mean.b, self.sequential) else {
             return format!("No spread in {metric} within either arm: nothing to test.");

@@ -110,6 +110,7 @@ mod tests {
             batch_id: "b".into(),
             retry: 0,
             sample_rate: 1.0,
+            experiment_unit: None,
             records: vec![test_record(json!({ "id": "a" })), test_record(json!({ "id": "b", "def": 2 })), test_record(json!({ "id": "c", "outputTokens": 5 }))],
         };
         registry.count(&batch, &[1, 2, 7]);

@@ -24,7 +24,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 /// The schema version kept in `PRAGMA user_version`; a later version migrates from it.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Reader connections: up to this many reads run at once (more wait for one to be free).
 pub const READERS: usize = 4;
@@ -82,6 +82,8 @@ CREATE TABLE IF NOT EXISTS records (
     device_memory_gb    REAL,
     cores               INTEGER,
     session_id          TEXT NOT NULL,
+    -- The envelope's experimentUnit (the app's unit, hashed by the meter); NULL when it had none.
+    experiment_unit     TEXT,
     page_id             TEXT NOT NULL,
     batch_id            TEXT NOT NULL,
     sample_rate         REAL NOT NULL,
@@ -114,11 +116,11 @@ const INSERT: &str = "INSERT INTO records (
     output_tokens, token_source, reasoning_tokens, output_events, gap_p50_ms, gap_p90_ms, gap_p99_ms, gap_max_ms,
     arrival_gap_p50_ms, arrival_gap_p90_ms, jitter_ms, stall_count, stall_count_1000, stall_longest_ms, stall_total_ms,
     render_delay_p50_ms, render_delay_p90_ms, duration_ms, hidden, finish_reason, clock_ms, cadence, rtt_ms,
-    device_memory_gb, cores, session_id, page_id, batch_id, sample_rate, received_at, raw
+    device_memory_gb, cores, session_id, page_id, batch_id, sample_rate, received_at, raw, experiment_unit
 ) VALUES (
     ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,
     ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49,
-    ?50, ?51, ?52
+    ?50, ?51, ?52, ?53
 ) ON CONFLICT(id) DO NOTHING";
 
 /// SQLite store: a writer connection, [`READERS`] reader connections and `ping`'s own.
@@ -142,8 +144,9 @@ fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 impl SqliteStore {
     /// Opens (creating it and its parent directory if needed) the database at `path`, in WAL mode.
     /// A file of schema version 1 to 5 gets its rollups rebuilt from its records (O(records), once,
-    /// said on standard error), one of version 1 to 3 the `clock_ms` column and one of version 1 to 4
-    /// the `cadence` column (null in its records); a file of a newer version is refused.
+    /// said on standard error), one of version 1 to 3 the `clock_ms` column, one of version 1 to 4
+    /// the `cadence` column and one of version 1 to 7 the `experiment_unit` column (null in its
+    /// records); a file of a newer version is refused.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError(format!("cannot create {}: {e}", parent.display())))?;
@@ -178,6 +181,10 @@ impl SqliteStore {
         // Versions before 7 had no `arrival_gap_p50_ms` column: the raw records hold it.
         if (1..7).contains(&version) {
             tx.execute_batch("ALTER TABLE records ADD COLUMN arrival_gap_p50_ms REAL; UPDATE records SET arrival_gap_p50_ms = json_extract(raw, '$.arrivalGaps.p50');").map_err(err)?;
+        }
+        // Versions before 8 had no `experiment_unit` column (null in their records: no unit given).
+        if (1..8).contains(&version) {
+            tx.execute_batch("ALTER TABLE records ADD COLUMN experiment_unit TEXT;").map_err(err)?;
         }
         tx.execute_batch(SCHEMA).map_err(err)?;
         if rebuilding {
@@ -252,7 +259,7 @@ impl Store for SqliteStore {
                         r.arrival_gap_p90_ms, r.jitter_ms, r.stall_count, r.stall_count_1000, r.stall_longest_ms, r.stall_total_ms,
                         r.render_delay_p50_ms, r.render_delay_p90_ms, r.duration_ms, r.hidden, r.finish_reason, r.clock_ms,
                         r.cadence.as_deref().map(cadence_text), r.rtt_ms, r.device_memory_gb, r.cores, batch.session_id,
-                        batch.page_id, batch.batch_id, batch.sample_rate, received_at, r.raw,
+                        batch.page_id, batch.batch_id, batch.sample_rate, received_at, r.raw, batch.experiment_unit,
                     ])
                     .map_err(err)?;
                 if inserted == 1 && r.def == DEF {

@@ -39,6 +39,8 @@ pub struct Batch {
     pub batch_id: String,
     pub retry: i64,
     pub sample_rate: f64,
+    /// The app's experiment unit (a user, say) as the meter hashed it; `None` when the app gave none.
+    pub experiment_unit: Option<String>,
     pub records: Vec<Record>,
 }
 
@@ -118,6 +120,8 @@ pub const LATEST_EPOCH_MS: f64 = 4_102_444_800_000.0;
 
 /// Lengths in characters (Unicode scalar values, as JSON Schema's `maxLength` counts them).
 const ID_CHARS: usize = 128;
+/// The length of `experimentUnit`: 16 bytes of HMAC-SHA-256 in hex.
+const UNIT_HASH_DIGITS: usize = 32;
 const NAME_CHARS: usize = 256;
 /// What the meter sends at most (`js/lib/beacons/record-url.js`).
 const URL_CHARS: usize = 2048;
@@ -168,6 +172,7 @@ pub fn envelope(value: &Value, now_ms: i64) -> Result<Batch, Invalid> {
     let batch_id = o.id("batchId")?;
     let retry = o.integer("retry", &COUNT)?;
     let sample_rate = o.number("sampleRate", &SAMPLE_RATE)?;
+    let experiment_unit = o.optional_unit_hash("experimentUnit")?;
     let records_value = o.get("records")?;
     let Some(items) = records_value.as_array() else {
         return Err(o.invalid("records", format!("expected an array, got {}", kind(records_value))));
@@ -180,7 +185,7 @@ pub fn envelope(value: &Value, now_ms: i64) -> Result<Batch, Invalid> {
     for (i, item) in items.iter().enumerate() {
         records.push(record(item, &format!("records[{i}]"), &window)?);
     }
-    Ok(Batch { def, sent_at, session_id, page_id, batch_id, retry, sample_rate, records })
+    Ok(Batch { def, sent_at, session_id, page_id, batch_id, retry, sample_rate, experiment_unit, records })
 }
 
 /// The epoch ms `startedAt` and `sentAt` may take at a given clock: the schema's range cut to the
@@ -380,6 +385,19 @@ impl<'a> Obj<'a> {
             ));
         }
         Ok(at)
+    }
+
+    /// A unit hash (32 lowercase hex digits, 128 bits of HMAC-SHA-256), or `None` when absent.
+    fn optional_unit_hash(&mut self, key: &'static str) -> Result<Option<String>, Invalid> {
+        if !self.map.contains_key(key) {
+            return Ok(None);
+        }
+        let v = self.get(key)?;
+        let s = v.as_str().ok_or_else(|| self.wrong(key, "a string", v))?;
+        if s.len() != UNIT_HASH_DIGITS || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(self.invalid(key, format!("must be {UNIT_HASH_DIGITS} lowercase hex digits (the meter's hash of the app's unit), got {}", show(v))));
+        }
+        Ok(Some(s.to_owned()))
     }
 
     fn id(&mut self, key: &'static str) -> Result<String, Invalid> {

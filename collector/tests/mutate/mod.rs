@@ -57,7 +57,7 @@ pub fn valid_envelope(now_ms: i64, records: usize) -> Value {
 
 /// Every field name the schema uses, at any level: added where it does not belong, it is unknown.
 const NAMES: &[&str] = &[
-    "v", "def", "sentAt", "sessionId", "pageId", "batchId", "retry", "sampleRate", "records", "id", "startedAt", "url", "model", "scenario",
+    "v", "def", "sentAt", "sessionId", "pageId", "batchId", "retry", "sampleRate", "experimentUnit", "records", "id", "startedAt", "url", "model", "scenario",
     "variant", "appVersion", "format", "status", "httpStatus", "renderSource", "ttfbMs", "ttftMs", "ttftArrivalMs", "ttfoMs", "tpotMs",
     "tpotArrivalMs", "tokensPerSecond", "outputTokens", "tokenSource", "reasoningTokens", "outputEvents", "outputEventsByKind", "gaps",
     "arrivalGaps", "jitterMs", "stalls", "renderDelay", "durationMs", "hidden", "finishReason", "anomalies", "connection", "rttMs",

@@ -2,7 +2,8 @@
 //! statistics read, per arm. A unit counts from its first stream in the window with the streams
 //! it has started by the window's end, so a unit still active at a look counts with what it has so
 //! far (the A/A tests check that looks stay valid under this rule). Units seen in both arms are
-//! left out (and counted): they were not assigned one arm.
+//! left out (and counted): they were not assigned one arm. So are streams without a unit (counted
+//! too): with `unit=user`, those of pages whose app gave the meter no `experimentUnit`.
 //!
 //! Bounded: at most [`MAX_UNITS`] units and [`MAX_VALUES`] values are kept. Past either, a uniform
 //! sample of units is kept, the same for both arms: those whose id hashes lowest (a bottom-k
@@ -56,6 +57,8 @@ pub struct Arms {
     pub b: Vec<UnitFigures>,
     /// Units seen in both arms, left out.
     pub mixed: u64,
+    /// Streams without a unit, left out.
+    pub without_unit: u64,
     /// Whether units were left out to stay within [`MAX_UNITS`] and [`MAX_VALUES`].
     pub sampled: bool,
 }
@@ -91,7 +94,12 @@ pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreErro
     filters.push((q.dimension, vec![q.a.to_owned(), q.b.to_owned()]));
     let mut units: UnitSample<Reading> = UnitSample::new();
     let mut values = 0usize;
+    let mut without_unit = 0u64;
     store.unit_rows(q.from, q.to, &filters, q.unit, &mut |id, row| {
+        if id.is_empty() {
+            without_unit += 1;
+            return;
+        }
         let in_a = row.dims[q.dimension.index()].as_deref() == Some(q.a);
         let Some(reading) = units.unit(id) else { return };
         if reading.figures.streams == 0 {
@@ -106,7 +114,7 @@ pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreErro
             values -= gone.figures.values.len();
         }
     })?;
-    let mut arms = Arms { sampled: units.sampled(), ..Arms::default() };
+    let mut arms = Arms { sampled: units.sampled(), without_unit, ..Arms::default() };
     for reading in units.into_units() {
         match reading.in_a {
             Some(true) => arms.a.push(reading.figures),

@@ -104,6 +104,8 @@ pub const RECORD_COLUMNS: &[(&str, &str)] = &[
     ("device_memory_gb", "Nullable(Float64)"),
     ("cores", "Nullable(Int64)"),
     ("session_id", "String"),
+    // '' when the envelope had no experimentUnit.
+    ("experiment_unit", "String"),
     ("page_id", "String"),
     ("batch_id", "String"),
     ("sample_rate", "Float64"),
@@ -190,7 +192,7 @@ pub fn schema(db: &str) -> Vec<String> {
 
 /// Columns of `records` added since the first release of this design: [`added_column`] gives each
 /// to a table made before it (null in the rows it has).
-pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms", "cadence", "arrival_gap_p50_ms"];
+pub const ADDED_RECORD_COLUMNS: &[&str] = &["clock_ms", "cadence", "arrival_gap_p50_ms", "experiment_unit"];
 
 /// The statement adding `column` of [`RECORD_COLUMNS`] to `db.records`, in its place, so the table
 /// has the columns of a new one in the same order (`INSERT ... SELECT *` between them works).
@@ -291,6 +293,7 @@ mod tests {
         assert_eq!(added_column("db", "clock_ms"), "ALTER TABLE db.records ADD COLUMN clock_ms Nullable(Float64) AFTER finish_reason");
         assert_eq!(added_column("db", "cadence"), "ALTER TABLE db.records ADD COLUMN cadence Nullable(String) AFTER clock_ms");
         assert_eq!(added_column("db", "arrival_gap_p50_ms"), "ALTER TABLE db.records ADD COLUMN arrival_gap_p50_ms Nullable(Float64) AFTER gap_max_ms");
+        assert_eq!(added_column("db", "experiment_unit"), "ALTER TABLE db.records ADD COLUMN experiment_unit String AFTER session_id");
         ADDED_RECORD_COLUMNS.iter().for_each(|c| drop(added_column("db", c)));
     }
 

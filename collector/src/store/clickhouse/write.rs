@@ -234,6 +234,7 @@ fn write_record(w: &mut Rows, r: &Record, copy: u64, batch: &Batch, received_at:
     w.opt_f64(r.device_memory_gb);
     w.opt_i64(r.cores);
     w.string(&batch.session_id);
+    w.string(batch.experiment_unit.as_deref().unwrap_or(""));
     w.string(&batch.page_id);
     w.string(&batch.batch_id);
     w.f64(batch.sample_rate);
