@@ -373,6 +373,20 @@ test('an expected split the sessions do not follow shows the sample ratio warnin
   await page.close();
 });
 
+test('the unit picker asks for users: counts in users, streams without a user unit said, kept in the link', async () => {
+  const { page } = await open(`#from=${from}&to=${to}`);
+  const look = page.waitForRequest((r) => r.url().includes('/api/compare?') && new URL(r.url()).searchParams.get('unit') === 'user');
+  await page.selectOption('#ab-unit', 'user');
+  const compare = await api(`/api/compare?${new URL((await look).url()).searchParams}`);
+  assert.ok(compare.streamsWithoutUnit > 0, 'this page sends no experimentUnit');
+  await page.waitForFunction((verdict) => document.querySelector('#ab-verdict')?.textContent === verdict, compare.verdict);
+  assert.match(compare.verdict, /^Too few users to judge.*createMeter\(\{ experimentUnit \}\)/);
+  assert.deepEqual((await shownComparison(page)).units[0], ['users', count(compare.a.units), count(compare.b.units)]);
+  assert.equal(await text(page, '#ab-notes'), `${count(compare.streamsWithoutUnit)} streams have no user unit and are left out.`);
+  assert.match(await page.evaluate(() => location.hash), /unit=user/, 'the unit in the shared link');
+  await page.close();
+});
+
 test('a finding\'s button filters the page to its value; a window where nothing stands out says so', async () => {
   const { page } = await open(`#from=${from}&to=${to}`);
   const variantFinding = (await api(`/api/diagnosis?from=${from}&to=${to}`)).findings.findIndex((f) => f.evidence.dimension === 'variant');

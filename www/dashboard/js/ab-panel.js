@@ -1,5 +1,5 @@
-// The A/B panel: /api/compare's judgement of two arms of one dimension, with the session as the
-// sample. The decision (the always-valid test of the mean, which stays valid however often this page
+// The A/B panel: /api/compare's judgement of two arms of one dimension, with the unit the app
+// assigns arms to (the session, or its user) as the sample. The decision (the always-valid test of the mean, which stays valid however often this page
 // looks) is the headline; a sample ratio mismatch overrides it and shows as a warning. The
 // fixed-horizon test and the secondary figures are labelled as what they are, so that their
 // p-values do not read as more chances of a winner. Arm names are beacon strings: they go in as text.
@@ -8,7 +8,7 @@ import { count, ms, percent, points, pValue, signed, tick } from './format.js';
 import { AB_METRICS } from './view-state.js';
 
 /** The API's `unit` as counts read ("412 sessions"). */
-const UNIT_PLURALS = { session: 'sessions' };
+const UNIT_PLURALS = { session: 'sessions', user: 'users' };
 
 /** Shows `compare`, the API's answer. */
 export function renderComparison(compare) {
@@ -80,10 +80,11 @@ function primaryDifference({ difference, sequential }, name) {
     '; 95% interval, always valid: ', el('span', { id: 'ab-interval' }, `${signed(low, ms)} to ${signed(high, ms)}`));
 }
 
-/** What the counts leave out: units seen in both arms, units dropped to a sample. */
-function notes({ mixedUnits, sampled }, units) {
+/** What the counts leave out: units seen in both arms, streams without a unit, units dropped to a sample. */
+function notes({ mixedUnits, streamsWithoutUnit, sampled }, units) {
   const said = [
     mixedUnits > 0 && `${count(mixedUnits)} ${units} saw both arms and are left out.`,
+    streamsWithoutUnit > 0 && `${count(streamsWithoutUnit)} streams have no ${units.replace(/s$/, '')} unit and are left out.`,
     sampled && `The figures are of a uniform sample of ${units}: there were too many to read.`,
   ].filter(Boolean);
   return said.length > 0 && el('p', { id: 'ab-notes', class: 'ab-note' }, said.join(' '));

@@ -2,7 +2,7 @@
 // options are dimension values from beacons: each goes in as an option's text and value, never as HTML.
 import { byId, el, replaceChildren } from './dom.js';
 import { dateTime, dateTimeInput } from './format.js';
-import { AB_DIMENSIONS, AB_METRICS, FILTER_DIMENSIONS, SLOWEST_SORTS } from './view-state.js';
+import { AB_DIMENSIONS, AB_METRICS, AB_UNITS, FILTER_DIMENSIONS, SLOWEST_SORTS } from './view-state.js';
 
 /** The sorted distinct values of `dimension` among summary groups (streams that did not set it aside). */
 export function distinctValues(groups, dimension) {
@@ -32,6 +32,7 @@ export function fillFilters(groups, filters) {
 export function fillFixedOptions() {
   replaceChildren(byId('ab-dimension'), AB_DIMENSIONS.map((d) => el('option', { value: d }, d)));
   replaceChildren(byId('ab-metric'), Object.entries(AB_METRICS).map(([metric, name]) => el('option', { value: metric }, name)));
+  replaceChildren(byId('ab-unit'), Object.entries(AB_UNITS).map(([unit, name]) => el('option', { value: unit }, name)));
   replaceChildren(byId('slowest-sort'), Object.entries(SLOWEST_SORTS).map(([sort, name]) => el('option', { value: sort }, name)));
 }
 
@@ -47,6 +48,7 @@ export function showState(state) {
   byId('slo-tpot').value = state.slo.tpotMs;
   byId('ab-dimension').value = state.ab.dimension;
   byId('ab-metric').value = state.ab.metric;
+  byId('ab-unit').value = state.ab.unit;
   byId('ab-split').value = state.ab.split;
   byId('ab-detect').value = state.ab.detect;
   byId('slowest-sort').value = state.slowest;

@@ -70,7 +70,7 @@ async function refresh() {
  * out: it would leave one arm empty.
  */
 async function compare(groups, span, signal, settle) {
-  const { dimension, metric, split, detect } = state.ab;
+  const { dimension, metric, unit, split, detect } = state.ab;
   const values = distinctValues(groups, dimension);
   const a = state.ab.a || values[0] || '';
   const b = state.ab.b || values.find((v) => v !== a) || '';
@@ -87,8 +87,7 @@ async function compare(groups, span, signal, settle) {
     return;
   }
   const filters = { ...state.filters, [dimension]: '' };
-  // The session is the API's only unit yet; named so that the answer's counts say what they count.
-  const own = { dimension, a, b, metric, unit: 'session', ...(split.trim() && { split: split.trim() }), ...(detect.trim() && { mde: Number(detect) / 100 }) };
+  const own = { dimension, a, b, metric, unit, ...(split.trim() && { split: split.trim() }), ...(detect.trim() && { mde: Number(detect) / 100 }) };
   const answer = await settle(get('compare', queryString(experiment, filters, state.slo, own), signal));
   if (answer && !signal.aborted) renderComparison(answer);
 }
@@ -132,6 +131,7 @@ byId('ab-dimension').addEventListener('change', (e) => update((s) => Object.assi
 byId('ab-a').addEventListener('change', (e) => update((s) => (s.ab.a = e.target.value)));
 byId('ab-b').addEventListener('change', (e) => update((s) => (s.ab.b = e.target.value)));
 byId('ab-metric').addEventListener('change', (e) => update((s) => (s.ab.metric = e.target.value)));
+byId('ab-unit').addEventListener('change', (e) => update((s) => (s.ab.unit = e.target.value)));
 byId('ab-start').addEventListener('change', (e) => update((s) => (s.ab.start = epochOf(e.target.value))));
 byId('ab-start-clear').addEventListener('click', () => update((s) => (s.ab.start = null)));
 byId('ab-split').addEventListener('change', (e) => update((s) => (s.ab.split = e.target.value.trim())));

@@ -2,12 +2,14 @@
 //   #range=1h&model=gpt-4o&slo.ttftMs=1000&slo.tpotMs=50&ab=variant&a=A&b=B&metric=tpotMs&slowest=ttftMs
 // `from` and `to` (epoch ms) pin an absolute window instead of a range ending now: the link to an
 // incident keeps showing that incident. The A/B experiment has its own start (`abStart`, epoch ms),
-// its expected split of sessions (`split`, a:b weights) and the difference its power line plans for
-// (`detect`, in percent).
+// its unit (`unit`: the session, or the app's user), its expected split of units (`split`, a:b
+// weights) and the difference its power line plans for (`detect`, in percent).
 
 export const RANGES = { '15m': 15 * 60_000, '1h': 3_600_000, '6h': 6 * 3_600_000, '24h': 24 * 3_600_000, '7d': 7 * 24 * 3_600_000 };
 export const FILTER_DIMENSIONS = ['model', 'scenario', 'variant', 'connection'];
 export const AB_DIMENSIONS = ['variant', 'model', 'scenario', 'appVersion', 'connection'];
+/** The units an experiment may assign arms to (the API's `unit` names). */
+export const AB_UNITS = { session: 'session', user: 'user' };
 export const AB_METRICS = { tpotMs: 'TPOT', ttftMs: 'TTFT', gapP90Ms: 'gap p90', renderDelayMs: 'render delay', stallMs: 'stall time' };
 /** What the slowest-streams table can rank by (the API's `sort` names). */
 export const SLOWEST_SORTS = { tpotMs: 'TPOT', ttftMs: 'TTFT', stallMs: 'stall time', renderDelayMs: 'render delay', gapP90Ms: 'gap p90' };
@@ -23,7 +25,7 @@ export function defaultState() {
     to: null,
     filters: Object.fromEntries(FILTER_DIMENSIONS.map((d) => [d, ''])),
     slo: { ttftMs: '1000', tpotMs: '50' },
-    ab: { dimension: 'variant', a: '', b: '', metric: 'tpotMs', start: null, split: '50:50', detect: '10' },
+    ab: { dimension: 'variant', a: '', b: '', metric: 'tpotMs', unit: 'session', start: null, split: '50:50', detect: '10' },
     slowest: 'tpotMs',
     paused: false,
   };
@@ -43,6 +45,7 @@ export function parseHash(hash) {
   state.ab.a = params.get('a') ?? '';
   state.ab.b = params.get('b') ?? '';
   if (Object.hasOwn(AB_METRICS, params.get('metric') ?? '')) state.ab.metric = params.get('metric');
+  if (Object.hasOwn(AB_UNITS, params.get('unit') ?? '')) state.ab.unit = params.get('unit');
   const abStart = Number(params.get('abStart'));
   if (params.has('abStart') && Number.isFinite(abStart)) state.ab.start = abStart;
   for (const key of ['split', 'detect']) if (params.has(key)) state.ab[key] = params.get(key);
@@ -67,6 +70,7 @@ export function toHash(state) {
   if (state.ab.a) params.set('a', state.ab.a);
   if (state.ab.b) params.set('b', state.ab.b);
   if (state.ab.metric !== defaults.ab.metric) params.set('metric', state.ab.metric);
+  if (state.ab.unit !== defaults.ab.unit) params.set('unit', state.ab.unit);
   if (state.ab.start !== null) params.set('abStart', state.ab.start);
   for (const key of ['split', 'detect']) if (state.ab[key] !== defaults.ab[key]) params.set(key, state.ab[key]);
   if (state.slowest !== defaults.slowest) params.set('slowest', state.slowest);
