@@ -22,6 +22,7 @@ export async function run(ctx) {
   const index = sizes(readFileSync(join(ctx.dist.dir, 'index.js')));
   const beacons = sizes(readFileSync(join(ctx.dist.dir, 'beacons/beacons.js')));
   const otlp = sizes(readFileSync(join(ctx.dist.dir, 'beacons/otlp.js')));
+  const unitHash = sizes(readFileSync(join(ctx.dist.dir, 'beacons/experiment-unit.js')));
   // Files are compressed one by one, as a server sends them: the sum of each file's figures.
   const plus = (...all) => Object.fromEntries(['raw', 'gzip', 'brotli'].map((k) => [k, all.reduce((n, one) => n + one[k], 0)]));
   const total = plus(index, beacons);
@@ -38,7 +39,7 @@ export async function run(ctx) {
     'Bytes a page downloads, each file compressed on its own as a server sends it. Ours: `dist/index.js`, which every page ' +
     'loads (API, hooks and the wasm core embedded as a string; the core alone, as a `.wasm` file of its own, ' +
     'for scale), and the modules it imports only when configured: `dist/beacons/beacons.js` (beacon delivery, with an ' +
-    '`endpoint`: the common use) and `dist/beacons/otlp.js` (`format: \'otlp\'`). Theirs: measured in this run from `node_modules` (web-vitals\'s own minified `dist/` file; eventsource-parser\'s ' +
+    '`endpoint`: the common use), `dist/beacons/otlp.js` (`format: \'otlp\'`) and `dist/beacons/experiment-unit.js` (`experimentUnit`). Theirs: measured in this run from `node_modules` (web-vitals\'s own minified `dist/` file; eventsource-parser\'s ' +
     '`createParser` bundled with esbuild `--minify --format=esm`).',
     '',
     table(['package / file', 'raw', 'gzip -9', 'brotli q11', 'anchor brotli'], [
@@ -48,6 +49,7 @@ export async function run(ctx) {
       row('llm-ux-meter `dist/beacons/beacons.js` (with an `endpoint`)', beacons),
       row('llm-ux-meter `dist/beacons/otlp.js` (with `format: \'otlp\'`)', otlp),
       row('llm-ux-meter with OTLP beacons (all three files)', plus(index, beacons, otlp)),
+      row('llm-ux-meter `dist/beacons/experiment-unit.js` (with `experimentUnit`)', unitHash),
       row(`web-vitals ${vitalsVersion} \`dist/web-vitals.js\``, vitals, '3,034'),
       row(`web-vitals ${vitalsVersion} \`dist/web-vitals.attribution.js\``, vitalsAttr, '5,026'),
       row(`eventsource-parser ${ctx.parser.version} \`createParser\` (esbuild ${ctx.parser.esbuild} --minify)`, parser, '1,644'),
@@ -105,7 +107,7 @@ async function jsBreakdown(ctx) {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     entryPoints: [stage], bundle: true, minify: true, format: 'esm', target: 'es2020', platform: 'neutral',
-    charset: 'ascii', write: false, metafile: true, logLevel: 'silent', external: ['./beacons/beacons.js', './beacons/otlp.js'],
+    charset: 'ascii', write: false, metafile: true, logLevel: 'silent', external: ['./beacons/beacons.js', './beacons/otlp.js', './beacons/experiment-unit.js'],
   });
   const shipped = readFileSync(join(ctx.dist.dir, 'index.js'));
   if (Buffer.compare(Buffer.from(result.outputFiles[0].contents), shipped) !== 0) {

@@ -50,6 +50,18 @@ export interface MeterOptions {
   sampleRate?: number;
   /** The session id to sample and group by; default one per tab, kept in sessionStorage. */
   sessionId?: string;
+  /**
+   * The unit the app assigns A/B variants to when it is not the tab's session: a user, say. Every JSON
+   * envelope then carries `experimentUnit`, the first 16 bytes of HMAC-SHA-256 keyed with UTF-8 `salt`
+   * over UTF-8 `id`, in lowercase hex (32 characters; Node: `createHmac('sha256', salt).update(id)
+   * .digest('hex').slice(0, 32)`). Neither `id` nor `salt` is ever sent. `id`: the app's own opaque id
+   * (1 to 1024 characters). `salt`: a secret of the app's, at least 16 characters, the same for every
+   * page and user of the app and kept over time (a new salt makes every user a new unit). Its hash is
+   * made with WebCrypto (in a module loaded only with this option), so only on secure pages (https:,
+   * localhost); batches wait for it. A bad `id` or `salt`, or no WebCrypto, warns once and the
+   * envelopes go without it. Not sent with `format: 'otlp'`.
+   */
+  experimentUnit?: { id: string; salt: string };
   /** Changes a record before it is queued, or drops it by returning null. Exceptions are contained. */
   beforeSend?: (record: BeaconRecord) => BeaconRecord | null;
   /** 'json' (default): the envelope of schema/beacon.v1.json as text/plain. 'otlp': OTLP/HTTP JSON metrics. */

@@ -25,7 +25,7 @@ export async function createMeter(options = {}) {
   const { onReport, dimensionsFor, container } = options;
   const [coreLoaded, createBeacons, domRender] = await Promise.all([
     loaded,
-    options.endpoint ? loadBeacons(options.format) : null,
+    options.endpoint ? loadBeacons(options) : null,
     // A module of its own (dist/lib/), as beacon delivery is: a page without a container does not download it.
     container == null
       ? null

@@ -48,13 +48,14 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --strip-debug --st
   "$stage/wasm/llm_ux_meter.pre-opt.wasm" -o "$stage/llm_ux_meter.wasm"
 node scripts/embed-wasm.mjs "$stage/llm_ux_meter.wasm" "$stage/wasm/module.js"
 # What pages download is part of the size budget (tests/js/size.test.mjs): bundle and minify. Beacon
-# delivery, OTLP and paint times from the DOM, imported dynamically when configured (an endpoint, the
-# OTLP format, a container), are bundles of their own at the paths the import names; what the beacons
-# share with index.js (the random id) the loader hands them, so no code comes twice. ES2021, the level
-# the code already needs (`replaceAll`): its syntax (`??=`) stays as written.
+# delivery, OTLP, the experiment unit's hash and paint times from the DOM, imported dynamically when
+# configured (an endpoint, the OTLP format, an experimentUnit, a container), are bundles of their own at
+# the paths the import names; what the beacons share with index.js (the random id) the loader hands
+# them, so no code comes twice. ES2021, the level the code already needs (`replaceAll`): its syntax
+# (`??=`) stays as written.
 esbuild=(node_modules/.bin/esbuild --bundle --minify --format=esm --target=es2021 --platform=neutral --charset=ascii --log-level=warning)
-"${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --external:./lib/dom-render.js --outdir="$out"
-"${esbuild[@]}" "$stage/lib/beacons/beacons.js" "$stage/lib/beacons/otlp.js" --outdir="$out/beacons"
+"${esbuild[@]}" "$stage/index.js" --external:./beacons/beacons.js --external:./beacons/otlp.js --external:./beacons/experiment-unit.js --external:./lib/dom-render.js --outdir="$out"
+"${esbuild[@]}" "$stage/lib/beacons/beacons.js" "$stage/lib/beacons/otlp.js" "$stage/lib/beacons/experiment-unit.js" --outdir="$out/beacons"
 "${esbuild[@]}" "$stage/lib/dom-render.js" --outdir="$out/lib"
 # Then terser over each bundle: its compressor folds what esbuild's leaves and its mangler names the
 # variables anew; with function declarations hoisted (as JavaScript hoists them anyway) the code comes

@@ -4,14 +4,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { serveStatic } from '../../scripts/serve.mjs';
 import { launchChromiumEngine } from './browsers/chromium.mjs';
-import { forEachEngine, onlyIn } from './browsers/index.mjs';
+import { forEachEngine, onlyIn, pageProblems } from './browsers/index.mjs';
 import { startBeaconEndpoint } from './beacon-endpoint.mjs';
 import { MAX_AGE_MS, MAX_AHEAD_MS, OTHER_FIELDS, withinBounds } from '../../js/lib/beacons/record-bounds.js';
 import { FIELDS } from '../../js/lib/report-fields.js';
+import { hashExperimentUnit } from '../../js/lib/beacons/experiment-unit.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const schema = JSON.parse(readFileSync(new URL('../../schema/beacon.v1.json', import.meta.url), 'utf8'));
@@ -22,6 +24,10 @@ before(async () => {
   site = await serveStatic(root);
 });
 after(() => site?.close());
+
+// An app's user id and its own secret salt (createMeter's experimentUnit), and what envelopes must carry.
+const UNIT = { id: 'user-42@example.com', salt: 'app-salt-3f9c1e7a55d2b804' };
+const UNIT_HASH = createHmac('sha256', UNIT.salt).update(UNIT.id).digest('hex').slice(0, 32);
 
 const harnessUrl = (endpoint, options = {}) =>
   `http://127.0.0.1:${site.address().port}/tests/js/pages/beacons.html?endpoint=${encodeURIComponent(endpoint.url)}&options=${encodeURIComponent(JSON.stringify(options))}`;
@@ -92,6 +98,39 @@ test('withinBounds: each bound, null, the clock window', () => {
   const inside = [['id', '😀'.repeat(128)], ['model', 'é'.repeat(256)], ['startedAt', now - MAX_AGE_MS], ['startedAt', now + MAX_AHEAD_MS], ['cores', 4096], ['deviceMemoryGb', 0.25],
     ['cadence', []], ['cadence', null], ['cadence', Array.from({ length: 32 }, (_, i) => [3_600_000 - 31 + i, i])]];
   for (const [field, value] of inside) assert.ok(withinBounds({ ...record, [field]: value }, now, FIELDS), field);
+});
+
+test('hashExperimentUnit: HMAC-SHA-256 of the id keyed with the salt, 16 bytes in hex; bad input warns once and gives none', async () => {
+  assert.equal(await hashExperimentUnit(UNIT), UNIT_HASH);
+  assert.match(UNIT_HASH, new RegExp(schema.properties.experimentUnit.pattern));
+  const crypto = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+  const warnings = [];
+  const originalWarn = console.warn;
+  console.warn = (message) => warnings.push(message);
+  try {
+    const bad = [
+      [{ id: '', salt: UNIT.salt }, /id is not a string of 1 to 1024 characters/],
+      [{ id: 'u'.repeat(1025), salt: UNIT.salt }, /id is not a string/],
+      [{ id: 42, salt: UNIT.salt }, /id is not a string/],
+      [{ id: UNIT.id, salt: 'short-salt' }, /salt is not a string of at least 16 characters/],
+      [{ id: UNIT.id }, /salt is not a string/],
+    ];
+    for (const [unit, reason] of bad) {
+      warnings.length = 0;
+      assert.equal(await hashExperimentUnit(unit), undefined, JSON.stringify(unit));
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0], reason);
+      assert.ok(warnings[0].startsWith('llm-ux-meter: ') && !warnings[0].includes(UNIT.salt));
+    }
+    // An http: page other than localhost has no WebCrypto.
+    Object.defineProperty(globalThis, 'crypto', { value: {}, configurable: true });
+    warnings.length = 0;
+    assert.equal(await hashExperimentUnit(UNIT), undefined);
+    assert.deepEqual(warnings.map((w) => /WebCrypto is not available/.test(w)), [true]);
+  } finally {
+    Object.defineProperty(globalThis, 'crypto', crypto);
+    console.warn = originalWarn;
+  }
 });
 
 forEachEngine((engine, browser) => {
@@ -354,6 +393,65 @@ forEachEngine((engine, browser) => {
     assertDelivered(endpoint, 2);
     await (cached === browser ? page : cached).close();
     cacheableSite.close();
+    await endpoint.close();
+  });
+
+  test('experimentUnit: every envelope carries the HMAC of the id and salt, never either; a short salt sends without it', async () => {
+    let endpoint = await startBeaconEndpoint();
+    let page = await open(endpoint, { experimentUnit: UNIT, batch: { maxRecords: 4 } });
+    await page.evaluate(() => window.harness.emit(10));
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 10);
+    assert.equal(endpoint.accepted().length, 3);
+    assert.deepEqual(endpoint.accepted().map((e) => e.experimentUnit), [UNIT_HASH, UNIT_HASH, UNIT_HASH]);
+    const sent = endpoint.attempts.map((a) => a.path + a.body).join('\n');
+    for (const secret of [UNIT.id, 'user-42', UNIT.salt]) assert.ok(!sent.includes(secret), `${secret} was sent`);
+    assert.deepEqual(await pageProblems(page), []);
+    await page.close();
+    await endpoint.close();
+
+    endpoint = await startBeaconEndpoint();
+    page = await open(endpoint, { experimentUnit: { id: UNIT.id, salt: 'too-short' } });
+    await page.evaluate(() => window.harness.emit(3));
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 3);
+    assert.ok(endpoint.accepted().every((e) => !('experimentUnit' in e)));
+    assert.ok(!endpoint.attempts.some((a) => a.body.includes('user-42')), 'the id was sent');
+    const problems = await pageProblems(page);
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    assert.equal(problems[0].kind, 'console.warn');
+    assert.match(problems[0].text, /^llm-ux-meter: experimentUnit not sent, its salt is not a string of at least 16 characters/);
+    await page.close();
+    await endpoint.close();
+  });
+
+  test('experimentUnit: a page left while its hash is pending sends nothing and keeps the records for the next load', async () => {
+    const endpoint = await startBeaconEndpoint();
+    const page = await browser.newPage();
+    await page.goto(harnessUrl(endpoint, { experimentUnit: UNIT }));
+    await page.waitForFunction(() => window.ready);
+    // WebCrypto that never answers: the unit stays pending.
+    await page.evaluate(() => {
+      crypto.subtle.sign = () => new Promise(() => {});
+    });
+    await page.evaluate(() => window.harness.init());
+    await page.evaluate(() => window.harness.emit(5));
+    // Not awaited: it waits for the unit (and classic WebDriver runs one command at a time).
+    await page.evaluate(() => {
+      window.harness.flush().catch(() => {});
+    });
+    await until(() => false, 500);
+    assert.equal(endpoint.attempts.length, 0, 'a batch went out without the unit');
+    await page.goto('about:blank');
+    await until(() => false, 500);
+    assert.equal(endpoint.attempts.length, 0, 'the page sent its records without the unit on exit');
+    await page.goto(harnessUrl(endpoint, { experimentUnit: UNIT }));
+    await page.waitForFunction(() => window.ready);
+    await page.evaluate(() => window.harness.init());
+    await page.evaluate(() => window.harness.flush());
+    assertDelivered(endpoint, 5);
+    assert.ok(endpoint.accepted().every((e) => e.experimentUnit === UNIT_HASH));
+    await page.close();
     await endpoint.close();
   });
 

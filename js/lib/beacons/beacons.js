@@ -20,11 +20,13 @@ const BACKOFF_MAX_MS = 60_000;
 
 /**
  * `options`: { endpoint, batch, sampleRate, sessionId, beforeSend, format ('json' | 'otlp'),
- * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), and from index.js's
- * bundle randomId (../random-id.js) and fields (../report-fields.js) }. `health` contains errors of `beforeSend`.
+ * stripUrlQuery, fetchImpl, toOtlp (the encoder of ./otlp.js, for `format: 'otlp'`), experimentUnitHash
+ * (the promise of the experiment unit's hash, of ./experiment-unit.js, when there is one), and from
+ * index.js's bundle randomId (../random-id.js) and fields (../report-fields.js) }. `health` contains
+ * errors of `beforeSend`.
  */
 export function createBeacons(options, health) {
-  const { endpoint, beforeSend, fetchImpl, toOtlp, randomId, fields } = options;
+  const { endpoint, beforeSend, fetchImpl, toOtlp, experimentUnitHash, randomId, fields } = options;
   // The app's batch limits over the defaults.
   const { maxRecords, maxBytes, maxDelayMs } = { maxRecords: 50, maxBytes: 16 * 1024, maxDelayMs: 10_000, ...options.batch };
   const otlp = options.format === 'otlp';
@@ -45,6 +47,13 @@ export function createBeacons(options, health) {
   const waiters = [];
   let sent = 0;
   const dropped = { beforeSend: 0, tooLarge: 0, queueFull: 0, rejected: 0, storageFull: 0, outOfBounds: 0 };
+  // The experiment unit's hash comes async: while it is pending, batches wait, so none goes out without it.
+  let unit;
+  let unitPending = experimentUnitHash?.then((hash) => {
+    unit = hash;
+    unitPending = null;
+    pump();
+  });
 
   const bytesOf = (text) => new TextEncoder().encode(text).length;
   const sizeOf = (value) => bytesOf(JSON.stringify(value));
@@ -63,6 +72,7 @@ export function createBeacons(options, health) {
       batchId: batch.batchId,
       retry: batch.attempt,
       sampleRate,
+      experimentUnit: unit,
       records: batch.records,
     });
   }
@@ -120,7 +130,7 @@ export function createBeacons(options, health) {
   }
 
   async function pump() {
-    if (inFlight || retryTimer || queue.length === 0) return settle();
+    if (inFlight || retryTimer || unitPending || queue.length === 0) return settle();
     inFlight = true;
     const batch = queue[0];
     const result = await transport.send(envelope(batch));
@@ -152,8 +162,9 @@ export function createBeacons(options, health) {
   /** The page may be going: hand everything to the browser now, and keep what it would not take. */
   function exit() {
     flushCurrent(false);
-    // A failing endpoint would fail these too, and there is no retry on exit: keep them all for later.
-    let budget = failures > 0 ? 0 : EXIT_PAYLOAD_BYTES;
+    // A failing endpoint would fail these too, and there is no retry on exit: keep them all for later;
+    // as well while the experiment unit is still unknown.
+    let budget = failures > 0 || unitPending ? 0 : EXIT_PAYLOAD_BYTES;
     const leftover = [];
     for (const batch of queue.splice(0)) {
       for (const records of pieces(batch.records)) {

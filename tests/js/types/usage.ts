@@ -23,6 +23,7 @@ async function hooks(): Promise<void> {
     endpoint: 'https://collect.example.com/v1/beacons',
     batch: { maxRecords: 20, maxDelayMs: 5000 },
     sampleRate: 0.5,
+    experimentUnit: { id: 'user-42', salt: 'the-apps-own-secret-salt' },
     beforeSend: (record) => (record.browser === 'other' ? null : { ...record, scenario: 'renamed' }),
     match: ['/api/chat', /\/v1\//, (request) => request.method === 'POST'],
     dimensionsFor: (request) => ({ scenario: new URL(request.url).pathname }),
