@@ -1,44 +1,23 @@
 //! Zero-allocation JSON reading: check a document once, then look values up in its raw bytes.
 //!
 //! Decoders only need a handful of fields from each event, so instead of building a tree this module
-//! validates the bytes iteratively (a nesting bomb costs a counter, not stack). While validating, it
-//! records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries, 1,152 bytes
-//! whatever the input; the stream keeps one and reuses it for every event), so lookups jump from member
-//! to member instead of scanning the bytes again. A document with more values than the tape holds is
-//! not recorded: its lookups find each value's end by validating it again, in O(size of the value).
-//! Every function is total: any input gives an answer, none panics.
+//! validates the bytes iteratively (a nesting bomb costs a counter, not stack: `validate.rs`). While
+//! validating, it records each value's and key's place on a [`Tape`] the caller lends (`TAPE` entries,
+//! 1,152 bytes whatever the input; the stream keeps one and reuses it for every event), so lookups (this
+//! file: [`Value`] and its iterators) jump from member to member instead of scanning the bytes again. A
+//! document with more values than the tape holds is not recorded: its lookups find each value's end by
+//! validating it again, in O(size of the value). Strings stay escaped until read (`string.rs`). Every
+//! function is total: any input gives an answer, none panics.
 
-use crate::{scan, utf8};
+mod string;
+mod tape;
+mod validate;
 
-/// Deepest nesting accepted; deeper documents are treated as malformed.
-pub const MAX_DEPTH: u32 = 64;
-
-/// How many values and keys a [`Tape`] records: an event has 20 to 60. A document with more is
-/// looked up without the tape.
-const TAPE: usize = 96;
-
-/// A value or key as recorded while validating: its bytes' range in the document and, for a value,
-/// how many entries it spans with its contents (1 for a scalar). A container's entries follow it in
-/// document order, keys before their values.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    start: u32,
-    end: u32,
-    span: u32,
-}
-
-/// Room to record one document's values while it is parsed ([`Value::parse`]). Kept by the caller and
-/// lent for each document, so parsing neither clears nor moves it; only the entries a parse writes are read.
-#[derive(Clone, Debug)]
-pub struct Tape {
-    entries: [Entry; TAPE],
-}
-
-impl Default for Tape {
-    fn default() -> Self {
-        Tape { entries: [Entry { start: 0, end: 0, span: 0 }; TAPE] }
-    }
-}
+pub use string::{Str, StrChars};
+pub use tape::Tape;
+pub use validate::{string_at, MAX_DEPTH};
+use tape::Entry;
+use validate::{check, skip_ws_loop, validate};
 
 /// A well-formed JSON value as a slice of the document it came from, with its entries on the
 /// document's [`Tape`] (none when the document was not recorded: then lookups scan `raw`).
@@ -46,12 +25,6 @@ impl Default for Tape {
 pub struct Value<'a> {
     raw: &'a [u8],
     tape: &'a [Entry],
-}
-
-/// The contents of a JSON string, still escaped: [`Str::chars`] decodes them lazily.
-#[derive(Clone, Copy, Debug)]
-pub struct Str<'a> {
-    escaped: &'a [u8],
 }
 
 impl<'a> Value<'a> {
@@ -256,331 +229,6 @@ impl<'a> Iterator for Items<'a> {
     }
 }
 
-impl<'a> Str<'a> {
-    /// Whether the string has no characters.
-    pub fn is_empty(self) -> bool {
-        self.escaped.is_empty()
-    }
-
-    /// The decoded characters. Invalid UTF-8 and lone surrogates come out as U+FFFD.
-    pub fn chars(self) -> StrChars<'a> {
-        StrChars { escaped: self.escaped, pos: 0 }
-    }
-
-    /// Calls `f` with each decoded character, as [`Str::chars`] yields them. ASCII without escapes, most
-    /// text, goes straight through without decoding. O(len).
-    pub fn for_each_char(self, mut f: impl FnMut(char)) {
-        let mut chars = self.chars();
-        while let Some(&b) = chars.escaped.get(chars.pos) {
-            if b.is_ascii() && b != b'\\' {
-                chars.pos += 1;
-                f(char::from(b));
-            } else if let Some(c) = chars.next() {
-                f(c);
-            }
-        }
-    }
-
-    /// Whether the decoded string equals `text`. O(len).
-    ///
-    /// Character by character, `text` decoded by the same decoder, without a first scan for escapes: the
-    /// callers compare escaped bytes first ([`Str::is_key`], the stored model name), so this is the cold path.
-    pub fn eq_str(self, text: &str) -> bool {
-        let (text, mut at) = (text.as_bytes(), 0);
-        self.chars().all(|c| at < text.len() && utf8::decode_at(text, &mut at) == c) && at == text.len()
-    }
-
-    /// Whether the decoded string is `key`, which is ASCII without `\` (as member names in decoders are):
-    /// [`Str::eq_str`]'s answer, cheaper. An escape takes more bytes than the ASCII character it stands for,
-    /// and a non-ASCII byte never decodes to ASCII, so a string as long as `key` is compared as bytes and
-    /// only a longer one with a `\` is decoded. O(len).
-    #[inline(always)] // in `get`'s loop; elsewhere through `eq_plain`, one copy
-    fn is_key(self, key: &str) -> bool {
-        match self.escaped.len().cmp(&key.len()) {
-            core::cmp::Ordering::Equal => self.escaped == key.as_bytes(),
-            core::cmp::Ordering::Greater => has_backslash(self.escaped) && self.eq_str(key),
-            core::cmp::Ordering::Less => false,
-        }
-    }
-
-    /// Whether the decoded string is `text`, ASCII without `\` (as the JSON `type` values decoders match are):
-    /// [`Str::is_key`], out of line. No scan for escapes in a string as long as `text` or shorter.
-    #[inline(never)]
-    pub fn eq_plain(self, text: &str) -> bool {
-        self.is_key(text)
-    }
-
-    /// The still-escaped bytes between the quotes.
-    pub fn escaped(self) -> &'a [u8] {
-        self.escaped
-    }
-}
-
-/// Iterator over the decoded characters of a JSON string.
-pub struct StrChars<'a> {
-    escaped: &'a [u8],
-    pos: usize,
-}
-
-impl Iterator for StrChars<'_> {
-    type Item = char;
-
-    fn next(&mut self) -> Option<char> {
-        let b = *self.escaped.get(self.pos)?;
-        if b != b'\\' {
-            return Some(utf8::decode_at(self.escaped, &mut self.pos));
-        }
-        let code = *self.escaped.get(self.pos + 1)?;
-        self.pos += 2;
-        Some(match code {
-            b'n' => '\n',
-            b't' => '\t',
-            b'r' => '\r',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'u' => self.unicode_escape(),
-            other => char::from(other),
-        })
-    }
-}
-
-impl StrChars<'_> {
-    /// Decodes the `XXXX` of `\uXXXX` (cursor just after the `u`), joining a surrogate pair.
-    fn unicode_escape(&mut self) -> char {
-        let Some(high) = hex4(self.escaped, self.pos) else { return char::REPLACEMENT_CHARACTER };
-        self.pos += 4;
-        if (0xD800..0xDC00).contains(&high) && self.escaped.get(self.pos..self.pos + 2) == Some(b"\\u") {
-            if let Some(low @ 0xDC00..=0xDFFF) = hex4(self.escaped, self.pos + 2) {
-                self.pos += 6;
-                return char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-                    .unwrap_or(char::REPLACEMENT_CHARACTER);
-            }
-        }
-        char::from_u32(high).unwrap_or(char::REPLACEMENT_CHARACTER)
-    }
-}
-
-/// Whether `bytes` hold a `\`. A loop, not `contains` (which calls `memchr`, large in the wasm): the
-/// strings searched are keys and short values.
-fn has_backslash(bytes: &[u8]) -> bool {
-    bytes.iter().any(|&b| b == b'\\')
-}
-
-fn hex4(bytes: &[u8], pos: usize) -> Option<u32> {
-    bytes.get(pos..pos + 4)?.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + char::from(b).to_digit(16)?))
-}
-
-/// Past the whitespace at `pos`. Inlined in the validator, the usual case (none: compact JSON) is one
-/// comparison; the loop is one copy for its four sites. Where speed matters less (once a document, an
-/// unrecorded container's lookups) the loop is called directly.
-#[inline(always)]
-fn skip_ws(bytes: &[u8], pos: usize) -> usize {
-    if bytes.get(pos).is_some_and(|&b| b > b' ') {
-        return pos;
-    }
-    skip_ws_loop(bytes, pos)
-}
-
-#[inline(never)]
-fn skip_ws_loop(bytes: &[u8], mut pos: usize) -> usize {
-    while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        pos += 1;
-    }
-    pos
-}
-
-/// Checks `bytes` as one JSON document, recording its values on `tape`. Returns where its root starts and
-/// ends and how many entries it filled.
-fn check(bytes: &[u8], tape: &mut [Entry]) -> Option<(usize, usize, usize)> {
-    // Offsets are u32: a longer document (never an event, which the framer caps) is not recorded.
-    let room = if u32::try_from(bytes.len()).is_ok() { tape.len() } else { 0 };
-    // Once a document: the whitespace loop without `skip_ws`'s inline test.
-    let start = skip_ws_loop(bytes, 0);
-    let (end, len) = validate(bytes, start, tape.get_mut(..room).unwrap_or_default())?;
-    (skip_ws_loop(bytes, end) == bytes.len()).then_some((start, end, len))
-}
-
-/// The JSON string that opens at `at` in `bytes` (with its `"`), checked, and where it ends (past its
-/// closing `"`); `None` when none does. O(its length).
-pub fn string_at(bytes: &[u8], at: usize) -> Option<(Str<'_>, usize)> {
-    if bytes.get(at) != Some(&b'"') {
-        return None;
-    }
-    let (end, _) = validate(bytes, at, &mut [])?;
-    Some((Str { escaped: bytes.get(at + 1..end - 1)? }, end))
-}
-
-/// Checks that a JSON value starts at `from` and returns where it ends and how many entries of `tape` it
-/// filled: all its values and keys in document order, or none if they do not all fit.
-/// Iterative: containers are tracked with a bit stack (1 = object), so depth costs one bit, not a
-/// stack frame.
-#[inline(never)] // parsing, and finding values' ends in unrecorded documents, share one copy
-fn validate(bytes: &[u8], from: usize, tape: &mut [Entry]) -> Option<(usize, usize)> {
-    let (mut i, mut containers, mut depth, mut at_key) = (from, 0u64, 0u32, false);
-    let mut tape = Recorder { tape, len: 0, open: 0 };
-    loop {
-        i = skip_ws(bytes, i);
-        let start = i;
-        match *bytes.get(i)? {
-            // Keys and string values share this one site, so that the string check is inlined once.
-            b'"' => {
-                i = validate_string(bytes, i)?;
-                tape.push(start, i);
-                if at_key {
-                    // `"key" :` before a member's value.
-                    i = skip_ws(bytes, i);
-                    if bytes.get(i) != Some(&b':') {
-                        return None;
-                    }
-                    i += 1;
-                    at_key = false;
-                    continue;
-                }
-            }
-            _ if at_key => return None,
-            open @ (b'{' | b'[') => {
-                if depth == MAX_DEPTH {
-                    return None;
-                }
-                containers = (containers << 1) | u64::from(open == b'{');
-                depth += 1;
-                tape.open(i);
-                i = skip_ws(bytes, i + 1);
-                // Empty: the loop below closes it (and rejects `{]` and `[}`), as after a last value.
-                if !matches!(bytes.get(i), Some(b'}' | b']')) {
-                    at_key = open == b'{';
-                    continue;
-                }
-            }
-            first => {
-                i = match first {
-                    b't' => literal(bytes, i, b"true")?,
-                    b'f' => literal(bytes, i, b"false")?,
-                    b'n' => literal(bytes, i, b"null")?,
-                    _ => validate_number(bytes, i)?,
-                };
-                tape.push(start, i);
-            }
-        }
-        // After a value: close containers or move to the next member.
-        loop {
-            if depth == 0 {
-                return Some((i, tape.filled()));
-            }
-            i = skip_ws(bytes, i);
-            let in_object = containers & 1 == 1;
-            match *bytes.get(i)? {
-                b',' => {
-                    i += 1;
-                    at_key = in_object;
-                    break;
-                }
-                b'}' if in_object => {}
-                b']' if !in_object => {}
-                _ => return None,
-            }
-            depth -= 1;
-            containers >>= 1;
-            i += 1;
-            tape.close(i);
-        }
-    }
-}
-
-/// Fills a tape while [`validate`] checks: values and keys in document order. When one does not fit,
-/// `len` passes the tape's length and the tape is not used (entries from then on are not kept right).
-struct Recorder<'t> {
-    tape: &'t mut [Entry],
-    len: usize,
-    /// The innermost open container; its entry's `span` holds the next one out until it closes.
-    open: usize,
-}
-
-impl Recorder<'_> {
-    /// Records a value or key at `start..end` that has no contents.
-    #[inline(always)]
-    fn push(&mut self, start: usize, end: usize) {
-        if let Some(slot) = self.tape.get_mut(self.len) {
-            // Offsets fit in u32: `parse_into` gives no tape for longer documents.
-            *slot = Entry { start: start as u32, end: end as u32, span: 1 };
-        }
-        self.len += 1;
-    }
-
-    /// A container opens at `start`.
-    fn open(&mut self, start: usize) {
-        let outer = self.open;
-        self.open = self.len;
-        self.push(start, start);
-        if let Some(entry) = self.tape.get_mut(self.open) {
-            entry.span = outer as u32;
-        }
-    }
-
-    /// The innermost open container closes, just before `end`.
-    fn close(&mut self, end: usize) {
-        let at = self.open;
-        if let Some(entry) = self.tape.get_mut(at) {
-            self.open = entry.span as usize;
-            *entry = Entry { start: entry.start, end: end as u32, span: (self.len - at) as u32 };
-        }
-    }
-
-    /// How many entries the tape holds: all that were recorded, or none if some did not fit.
-    fn filled(&self) -> usize {
-        if self.len <= self.tape.len() { self.len } else { 0 }
-    }
-}
-
-/// End of the string starting at `pos` (which holds `"`), just past the closing quote, if it is well
-/// formed.
-#[inline(always)] // one call site, in the validator's loop: saves a call per string
-fn validate_string(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut i = pos + 1;
-    loop {
-        i = scan::find(bytes, i, scan::string_stop)?;
-        match *bytes.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => match *bytes.get(i + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                b'u' => {
-                    hex4(bytes, i + 2)?;
-                    i += 6;
-                }
-                _ => return None,
-            },
-            _ => return None, // a control character
-        }
-    }
-}
-
-fn literal(bytes: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
-    (bytes.get(pos..pos + word.len())? == word).then_some(pos + word.len())
-}
-
-fn validate_number(bytes: &[u8], pos: usize) -> Option<usize> {
-    // Where the digits from `i` end, if there is at least one.
-    let digits = |i: usize| {
-        let mut end = i;
-        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
-            end += 1;
-        }
-        (end > i).then_some(end)
-    };
-    let int = pos + usize::from(bytes.get(pos) == Some(&b'-'));
-    let mut i = digits(int)?;
-    if i - int > 1 && bytes.get(int) == Some(&b'0') {
-        return None;
-    }
-    if bytes.get(i) == Some(&b'.') {
-        i = digits(i + 1)?;
-    }
-    if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        i = digits(i + 1 + usize::from(matches!(bytes.get(i + 1), Some(b'+' | b'-'))))?;
-    }
-    Some(i)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,3 +368,4 @@ mod tests {
         assert_eq!(text(parse(br#""\ud800x""#).unwrap()), "\u{FFFD}x");
     }
 }
+
