@@ -8,6 +8,7 @@
 mod ai_sdk_data;
 mod ai_sdk_ui;
 mod anthropic;
+mod decoder;
 pub mod detect;
 mod gemini;
 mod ollama;
@@ -16,7 +17,8 @@ mod openai_responses;
 mod repeat;
 mod tgi;
 
-pub use repeat::{Decoder, LastText};
+pub use decoder::Decoder;
+pub use repeat::LastText;
 use crate::json::{Str, Tape, Value};
 
 /// The stream formats the meter understands.
@@ -179,10 +181,10 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], decoder: &mut Deco
             if data == b"[DONE]" && matches!(format, Format::OpenAi | Format::OpenAiResponses | Format::AiSdkUi) {
                 return sink.terminal();
             }
-            if let Some((kind, text)) = decoder.repeated(data) {
+            if let Some((kind, text)) = decoder.last.repeated(data) {
                 return sink.output(kind, Text::Json(text));
             }
-            let Some(value) = parse_json(data, &mut decoder.tape, sink) else { return decoder.forget() };
+            let Some(value) = parse_json(data, &mut decoder.tape, sink) else { return decoder.last.forget() };
             let (before, _) = sink.outputs();
             match format {
                 Format::OpenAi => openai_chat::decode(value, sink),
@@ -195,7 +197,7 @@ pub fn decode(format: Format, event_type: &[u8], data: &[u8], decoder: &mut Deco
                 Format::Text | Format::AiSdkData => {}
             }
             let (after, last) = sink.outputs();
-            decoder.decoded(data, after.wrapping_sub(before), last);
+            decoder.last.decoded(data, after.wrapping_sub(before), last);
         }
     }
 }

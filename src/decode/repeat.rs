@@ -8,7 +8,7 @@
 //! may differ too.
 
 use super::{OutputKind, Text};
-use crate::json::{self, Str, Tape};
+use crate::json::{self, Str};
 use crate::scan;
 
 /// The longest event a repeat is looked for after: its bytes are kept to compare the next event with.
@@ -18,7 +18,7 @@ const KEPT: usize = 512;
 const PADDING: &[u8] = b"\"obfuscation\":";
 
 /// The last event's text, when it was all its decoding told the sink that was new, and where it was in
-/// that event, which the [`Decoder`] keeps.
+/// that event, which [`LastEvent`] keeps.
 #[derive(Clone, Debug)]
 struct Repeat {
     kind: OutputKind,
@@ -71,34 +71,33 @@ fn padding(event: &[u8]) -> Option<usize> {
     (event.get(open.checked_sub(PADDING.len())?..open)? == PADDING).then_some(open)
 }
 
-/// What decoding a stream keeps from one event to the next: the tape its JSON is parsed on, and the
-/// last event's text and bytes when a repeat of that event can be told from its bytes.
+/// The last event, when a repeat of it can be told from its bytes: where its text was, and its bytes.
+/// Part of the [`super::Decoder`] a stream keeps.
 #[derive(Clone, Debug)]
-pub struct Decoder {
-    pub tape: Tape,
+pub struct LastEvent {
     repeat: Option<Repeat>,
     /// The bytes of the event `repeat` was found in (its length is `repeat`'s).
-    last: [u8; KEPT],
+    bytes: [u8; KEPT],
 }
 
-impl Default for Decoder {
+impl Default for LastEvent {
     fn default() -> Self {
-        Decoder { tape: Tape::default(), repeat: None, last: [0; KEPT] }
+        LastEvent { repeat: None, bytes: [0; KEPT] }
     }
 }
 
-impl Decoder {
+impl LastEvent {
     /// The text of `event` when it repeats the last one (see [`Repeat::text`]), with its kind.
     pub(super) fn repeated<'a>(&self, event: &'a [u8]) -> Option<(OutputKind, Str<'a>)> {
         let repeat = self.repeat.as_ref()?;
-        Some((repeat.kind, repeat.text(event, &self.last)?))
+        Some((repeat.kind, repeat.text(event, &self.bytes)?))
     }
 
     /// `event` was decoded: its sink was told `outputs` outputs, the last `last`. Keeps its bytes when a
     /// repeat of it can be looked for. O(its length) then, else O(1).
     pub(super) fn decoded(&mut self, event: &[u8], outputs: u64, last: Option<LastText>) {
         self.repeat = Repeat::after(event, outputs, last);
-        if let (Some(_), Some(to)) = (&self.repeat, self.last.get_mut(..event.len())) {
+        if let (Some(_), Some(to)) = (&self.repeat, self.bytes.get_mut(..event.len())) {
             to.copy_from_slice(event);
         }
     }
@@ -130,7 +129,7 @@ impl LastText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{decode, Format, Framing, Sink, Usage};
+    use crate::decode::{decode, Decoder, Format, Framing, Sink, Usage};
     use crate::framing::{lines::LineSplitter, sse::SseParser};
     use alloc::string::String;
     use alloc::vec::Vec;
@@ -193,7 +192,7 @@ mod tests {
         let (mut kept, mut repeats, mut whole) = (Decoder::default(), Told::default(), Told::default());
         let mut repeated = 0;
         for (n, (event_type, data)) in events.iter().enumerate() {
-            repeated += usize::from(kept.repeated(data).is_some());
+            repeated += usize::from(kept.last.repeated(data).is_some());
             decode(format, event_type, data, &mut kept, &mut repeats);
             decode(format, event_type, data, &mut Decoder::default(), &mut whole);
             assert_eq!(repeats.said, whole.said, "{format:?}, event {n}: {}", String::from_utf8_lossy(data));
