@@ -20,7 +20,13 @@
 
 mod common;
 
-use common::{envelope, recent, record, Server};
+use common::{envelope, now_ms, recent, record, Server, TempDir};
+use llm_ux_collector::dims::{Dim, Metric, Unit};
+use llm_ux_collector::query::experiment::units::{read_arms, Arms, ArmsQuery, Limits, UnitFigures};
+use llm_ux_collector::rollup::Slo;
+use llm_ux_collector::store::sqlite::SqliteStore;
+use llm_ux_collector::store::Store;
+use llm_ux_collector::validate;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
@@ -343,6 +349,68 @@ fn unit_user_without_any_unit_says_how_to_give_one() {
     assert_eq!((&got["a"]["units"], &got["b"]["units"], &got["streamsWithoutUnit"]), (&json!(0), &json!(0), &json!(streams)));
     let verdict = got["verdict"].as_str().unwrap();
     assert!(verdict.starts_with("Too few users to judge") && verdict.contains("createMeter({ experimentUnit })"), "{verdict}");
+}
+
+/// Past its limits a read keeps a uniform sample of whole units: each kept unit with every stream it
+/// sent, the same units whatever order the records arrive in, and `sampled` says so. (The limits of
+/// a real comparison, 100,000 units and 400,000 values, are these with other numbers.)
+#[test]
+fn past_its_limits_a_read_keeps_whole_units_the_same_whatever_the_order() {
+    let mut rng = Rng(31);
+    let alike = Behaviour { tpot: 30.0, stall: 0.05, stop: 0.1 };
+    let mut all = sessions("A", 70, alike, &mut rng);
+    all.extend(sessions("B", 70, alike, &mut rng));
+    let dir = TempDir::new("compare-limits");
+    let stores: Vec<SqliteStore> = (0..2).map(|i| SqliteStore::open(&dir.0.join(format!("{i}.db"))).unwrap()).collect();
+    for (i, store) in stores.iter().enumerate() {
+        let mut order: Vec<&Session> = all.iter().collect();
+        if i == 1 {
+            order.reverse();
+        }
+        for s in order {
+            let mut env = envelope(s.records.clone());
+            env["sessionId"] = json!(s.id);
+            store.insert_batch(&validate::envelope(&env, now_ms()).unwrap(), 0).unwrap();
+        }
+    }
+    let slo = Slo::default();
+    let read = |store: &SqliteStore, limits: Limits| -> Arms {
+        let query = ArmsQuery { from: *T0 as i64, to: (*T0 + 3_600_000.0) as i64, filters: &[], dimension: Dim::Variant, a: "A", b: "B", metric: Metric::TpotMs, slo: &slo, unit: Unit::Session, limits };
+        read_arms(store as &dyn Store, &query).unwrap()
+    };
+    // A unit's figures in a comparable form: its streams and its TPOT values, sorted.
+    let figures = |unit: &UnitFigures| {
+        let mut values = unit.values.clone();
+        values.sort_by(f64::total_cmp);
+        (unit.streams, values)
+    };
+    let sent: Vec<(u64, Vec<f64>)> = all
+        .iter()
+        .map(|s| {
+            let mut values: Vec<f64> = s.records.iter().filter_map(|r| r["tpotMs"].as_f64()).collect();
+            values.sort_by(f64::total_cmp);
+            (s.records.len() as u64, values)
+        })
+        .collect();
+    let everything = read(&stores[0], Limits::COMPARE);
+    assert_eq!((everything.a.len(), everything.b.len(), everything.sampled), (70, 70, false));
+    for limits in [Limits { units: 50, values: usize::MAX }, Limits { units: usize::MAX, values: 300 }] {
+        let [first, second] = [read(&stores[0], limits), read(&stores[1], limits)];
+        let kept = |arms: &Arms| {
+            let mut all: Vec<_> = arms.a.iter().chain(&arms.b).map(figures).collect();
+            all.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            all
+        };
+        let kept_units = kept(&first);
+        assert!(first.sampled && second.sampled, "{limits:?}: sampled");
+        assert_eq!(kept_units, kept(&second), "{limits:?}: the same units whatever the order");
+        let values: usize = kept_units.iter().map(|(_, v)| v.len()).sum();
+        assert!(kept_units.len() <= limits.units && values <= limits.values, "{limits:?}: {} units, {values} values kept", kept_units.len());
+        assert!(kept_units.len() >= 10 && !first.a.is_empty() && !first.b.is_empty(), "{limits:?}: a sample of both arms");
+        for unit in &kept_units {
+            assert!(sent.contains(unit), "{limits:?}: a unit kept whole, with all its streams: {unit:?}");
+        }
+    }
 }
 
 #[test]

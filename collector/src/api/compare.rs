@@ -51,7 +51,7 @@ use crate::query::experiment::quantile::{median_over_units, Median};
 use crate::query::experiment::ratio::{Difference, Ratio};
 use crate::query::experiment::sequential::{msprt, Sequential, MIXING_SHARE};
 use crate::query::experiment::srm::{srm_p_value, MISMATCH_P};
-use crate::query::experiment::units::{read_arms, Arms, ArmsQuery, UnitFigures};
+use crate::query::experiment::units::{read_arms, Arms, ArmsQuery, Limits, UnitFigures};
 use crate::query::experiment::{goodput, mean, stall_rate, stop_rate, Compared, ALPHA, MIN_UNITS};
 use crate::query::params::{self, bad, Takes, Window};
 use crate::query::stats::p_text;
@@ -110,7 +110,7 @@ fn parse_split(text: &str) -> Option<[f64; 2]> {
 /// The comparison in the contract shape. Time and memory as the module doc says.
 pub fn compare(store: &dyn Store, q: &CompareQuery) -> Result<Value, StoreError> {
     let w = &q.window;
-    let arms = read_arms(store, &ArmsQuery { from: w.from, to: w.to, filters: &w.filters, dimension: q.dimension, a: &q.a, b: &q.b, metric: q.metric, slo: &w.slo, unit: q.unit })?;
+    let arms = read_arms(store, &ArmsQuery { from: w.from, to: w.to, filters: &w.filters, dimension: q.dimension, a: &q.a, b: &q.b, metric: q.metric, slo: &w.slo, unit: q.unit, limits: Limits::COMPARE })?;
     Ok(Judged::of(q, &arms).to_json(q, &arms))
 }
 

@@ -5,7 +5,7 @@
 //! left out (and counted): they were not assigned one arm. So are streams without a unit (counted
 //! too): with `unit=user`, those of pages whose app gave the meter no `experimentUnit`.
 //!
-//! Bounded: at most [`MAX_UNITS`] units and [`MAX_VALUES`] values are kept. Past either, a uniform
+//! Bounded: at most [`Limits::COMPARE`]'s units and values are kept. Past either, a uniform
 //! sample of units is kept, the same for both arms: those whose id hashes lowest (a bottom-k
 //! sample), so a unit is kept or dropped whole, and the same data give the same sample. Memory
 //! O(kept units + kept values); time O(records read · log kept units).
@@ -15,10 +15,17 @@ use crate::rollup::{sketch_key, Row, Slo};
 use crate::store::{Store, StoreError};
 use super::sample::UnitSample;
 
-/// The most units kept for one comparison.
-pub const MAX_UNITS: usize = 100_000;
-/// The most metric values kept for one comparison (both arms).
-pub const MAX_VALUES: usize = 400_000;
+/// The most units and metric values (both arms) one read keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub units: usize,
+    pub values: usize,
+}
+
+impl Limits {
+    /// A comparison's: about 40 MB at most.
+    pub const COMPARE: Limits = Limits { units: 100_000, values: 400_000 };
+}
 
 /// One unit's streams, reduced.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,7 +66,7 @@ pub struct Arms {
     pub mixed: u64,
     /// Streams without a unit, left out.
     pub without_unit: u64,
-    /// Whether units were left out to stay within [`MAX_UNITS`] and [`MAX_VALUES`].
+    /// Whether units were left out to stay within the [`Limits`].
     pub sampled: bool,
 }
 
@@ -74,6 +81,7 @@ pub struct ArmsQuery<'a> {
     pub metric: Metric,
     pub slo: &'a Slo,
     pub unit: Unit,
+    pub limits: Limits,
 }
 
 /// A unit being read: its arm (`None` once seen in both) and its figures.
@@ -109,7 +117,7 @@ pub fn read_arms(store: &dyn Store, q: &ArmsQuery<'_>) -> Result<Arms, StoreErro
         }
         reading.figures.add(&row, q.metric, q.slo);
         values += usize::from(row.metric(q.metric).is_some());
-        while units.len() > MAX_UNITS || values > MAX_VALUES {
+        while units.len() > q.limits.units || values > q.limits.values {
             let Some(gone) = units.drop_highest() else { break };
             values -= gone.figures.values.len();
         }
