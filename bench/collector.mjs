@@ -195,7 +195,7 @@ function render(results, clickhouseMissing) {
     '',
     `Records built by \`collector/examples/populate.rs\` (through \`Store::insert_batch\`, 10,000 per call; seed ${SEED}): 30 days of ` +
     'streams ending on 2026-11-30 13:37:21.5 UTC, with a daily and weekly rhythm; 4 models with their own TTFT, TPOT and stall ' +
-    'profiles, 3 scenarios, variants A and B (B a little smoother), 2 app versions, 4 browsers and 4 connection types, about 4% ' +
+    'profiles, 3 scenarios, variants A and B (B a little smoother; each call is one envelope, so one session, of one variant), 2 app versions, 4 browsers and 4 connection types, about 4% ' +
     'failed or aborted streams and 4% hidden tabs. Data sets are kept under `target/bench-data/` and reused while the sources that ' +
     'decide what is stored (the generator, validation, rollups, the store) are unchanged. Windows end where the records end (not on ' +
     `a round hour, as "now" would not be). Each query: one warm-up request, then ${QUERY_RUNS} timed ones, one at a time on a ` +

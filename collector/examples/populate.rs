@@ -5,7 +5,9 @@
 //!   cargo run --release -p llm-ux-collector --example populate -- --clickhouse http://127.0.0.1:8123 \
 //!       --clickhouse-database bench --records 1000000 --days 30 --seed 1
 //!
-//! The records depend only on (records, days, seed, end): the same arguments build the same data.
+//! The records depend only on (records, days, seed, end, batch): the same arguments build the same
+//! data. A batch is one envelope and so one session, which keeps one A/B variant, as apps assign them
+//! (`/api/compare` counts sessions); the rest of each record does not depend on the batch size.
 //! They start over `--days` days ending at `--end` (not a round hour, as "now" would not be), in
 //! time order, with a daily and weekly traffic rhythm; several models (each its own TTFT, TPOT and
 //! stall profile), scenarios (their own answer lengths), A/B variants (B streams a little smoother),
@@ -157,15 +159,17 @@ fn generated(args: &Args, from: i64) -> Box<dyn Iterator<Item = Batch>> {
     std::thread::spawn(move || {
         let mut traffic = Traffic::new(n, days, from);
         let mut rng = Rng::new(seed);
-        // Batch ids from their own sequence: the records do not depend on the batch size.
+        // Batch ids and variants (one per batch: a session's) from their own sequence: the records' other
+        // fields do not depend on the batch size.
         let mut batch_ids = Rng::new(!seed);
         let mut i = 0;
         while i < n {
             let size = (n - i).min(batch as u64);
+            let variant_b = batch_ids.chance(0.5);
             let records: Vec<Value> = (i..i + size)
                 .map(|k| {
                     let at = traffic.started_at(k, &mut rng);
-                    record(&mut rng, at, from)
+                    record(&mut rng, at, from, variant_b)
                 })
                 .collect();
             let body = json!({
@@ -257,11 +261,10 @@ const BROWSERS: [(&str, f64, bool); 4] = [("chromium", 0.62, true), ("safari", 0
 /// Effective connection types: share, typical RTT (ms) and how much they slow the stream down.
 const CONNECTIONS: [(&str, f64, f64, f64); 4] = [("4g", 0.88, 70.0, 1.0), ("3g", 0.09, 320.0, 1.4), ("2g", 0.02, 1400.0, 2.5), ("slow-2g", 0.01, 2000.0, 3.5)];
 
-/// One record's JSON, as the meter would send it.
-fn record(rng: &mut Rng, started_at: f64, from: i64) -> Value {
+/// One record's JSON, as the meter would send it, of variant B or A.
+fn record(rng: &mut Rng, started_at: f64, from: i64, variant_b: bool) -> Value {
     let model = rng.pick(&MODELS, |m| m.share);
     let &(scenario, _, median_tokens, prompt_factor) = rng.pick(&SCENARIOS, |s| s.1);
-    let variant_b = rng.chance(0.5);
     // 2.4.0 rolls out from day 18 to day 22 of the span.
     let day = (started_at - from as f64) / 86_400_000.0;
     let app_version = if rng.chance(((day - 18.0) / 4.0).clamp(0.0, 1.0)) { "2.4.0" } else { "2.3.1" };
