@@ -34,7 +34,9 @@ const CAUSES = {
   'model scripted-stalling': { found: 'stream', may: ['stream', 'start'] },
   'model scripted-jittery': { found: null, may: ['stream', 'start'] },
   'model scripted-buffered': { found: 'network', may: ['network', 'stream'] },
-  'appVersion 1.1-heavy': { found: 'page', may: ['page'] },
+  // A heavy page also holds its paints back past 500 ms at peak: what its users see pauses (one CI run:
+  // 45% of its streams against 18%, within each model, scenario, variant, connection and length band).
+  'appVersion 1.1-heavy': { found: 'page', may: ['page', 'stream'] },
 };
 const HEALTHY = { model: ['scripted-fast'], scenario: ['chat', 'rag', 'code'], variant: ['A', 'B'], appVersion: ['1.0'] };
 
