@@ -335,22 +335,6 @@ fn unit_user_counts_the_apps_users() {
     assert!(by_session["a"]["units"].as_u64().unwrap() > 150 && width(&by_session) < width(&by_user), "{} vs {}", by_session["difference"], by_user["difference"]);
 }
 
-/// `unit=user` where no page gave the meter a unit: too few users, and the verdict says why.
-#[test]
-fn unit_user_without_any_unit_says_how_to_give_one() {
-    let server = Server::start(&[]);
-    let mut rng = Rng(5);
-    let alike = Behaviour { tpot: 30.0, stall: 0.05, stop: 0.1 };
-    let mut all = sessions("A", 40, alike, &mut rng);
-    all.extend(sessions("B", 40, alike, &mut rng));
-    ingest(&server, &all);
-    let got = server.get(&format!("/api/compare?a=A&b=B&unit=user&{}", window())).json();
-    let streams: usize = all.iter().map(|s| s.records.len()).sum();
-    assert_eq!((&got["a"]["units"], &got["b"]["units"], &got["streamsWithoutUnit"]), (&json!(0), &json!(0), &json!(streams)));
-    let verdict = got["verdict"].as_str().unwrap();
-    assert!(verdict.starts_with("Too few users to judge") && verdict.contains("createMeter({ experimentUnit })"), "{verdict}");
-}
-
 /// Past its limits a read keeps a uniform sample of whole units: each kept unit with every stream it
 /// sent, the same units whatever order the records arrive in, and `sampled` says so. (The limits of
 /// a real comparison, 100,000 units and 400,000 values, are these with other numbers.)
@@ -436,6 +420,13 @@ fn no_difference_too_few_sessions_an_empty_arm_and_a_mismatch_are_said_so() {
     assert!(widest <= 0.15, "within the mde: {widest}");
     assert_eq!(same["sequential"]["status"], format!("no difference larger than {}%", (widest * 100.0).ceil()));
     assert!(same["verdict"].as_str().unwrap().starts_with("No difference in TPOT larger than"), "{}", same["verdict"]);
+
+    // By user, where no page gave the meter a unit: too few users, and the verdict says how to give one.
+    let by_user = ask("a=A&b=B&unit=user");
+    let streams = all.iter().flat_map(|s| &s.records).filter(|r| r["variant"] == "A" || r["variant"] == "B").count();
+    assert_eq!((&by_user["a"]["units"], &by_user["b"]["units"], &by_user["streamsWithoutUnit"]), (&json!(0), &json!(0), &json!(streams)));
+    let verdict = by_user["verdict"].as_str().unwrap();
+    assert!(verdict.starts_with("Too few users to judge") && verdict.contains("createMeter({ experimentUnit })"), "{verdict}");
 
     let small = ask("a=C&b=D");
     check(&small, &reference(&all, "C", "D", [1.0, 1.0], 0.1), [1.0, 1.0], false);
